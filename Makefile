@@ -1,0 +1,50 @@
+# Every target sets itself up on a fresh machine: .venv, dependencies, release build of the Rust core.
+.DEFAULT_GOAL := help
+PY_BOOT ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.toolweave-deps
+BUILT := $(VENV)/.toolweave-built
+RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
+
+.PHONY: help demo test bench lint build clean
+
+help:
+	@echo 'make demo   - real tool-calling conversation against the embedded local model'
+	@echo 'make test   - build the Rust core (release) and run the whole test suite'
+	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
+	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
+
+$(PY):
+	$(PY_BOOT) -m venv $(VENV)
+
+$(STAMP): | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q 'maturin>=1.7,<2'
+	touch $@
+
+$(BUILT): $(STAMP) $(RUST_SRC)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint
+	touch $@
+
+build: $(BUILT)
+
+demo: $(BUILT)
+	$(VENV)/bin/toolweave demo
+
+test: $(BUILT)
+	$(PY) -m pytest -q
+
+bench: $(BUILT)
+	$(PY) -m pytest benches -q --benchmark-enable --benchmark-columns=min,mean,median,rounds --benchmark-sort=name
+
+lint: $(BUILT)
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+	$(VENV)/bin/mypy
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+clean:
+	rm -rf $(VENV) target

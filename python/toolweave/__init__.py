@@ -1,0 +1,73 @@
+"""toolweave: hand Python functions to a language model as tools and run the tool-calling loop.
+
+A port of Spring AI 2.0's tool calling with a Rust core for the hot paths::
+
+    from toolweave import ChatClient, tool
+    from toolweave.providers import OpenAIChatModel
+
+    @tool
+    def get_weather(city: str) -> str:
+        '''Current weather of a city.'''
+        return f'Sunny in {city}'
+
+    client = ChatClient.builder(OpenAIChatModel(model='gpt-4o-mini')).build()
+    print(client.prompt('Weather in Paris?').tools(get_weather).call().content())
+"""
+
+from toolweave.advisors import BaseAdvisor, ToolCallingAdvisor
+from toolweave.chat import (
+    AssistantMessage,
+    ChatModel,
+    ChatOptions,
+    ChatResponse,
+    Generation,
+    Prompt,
+    SystemMessage,
+    ToolCall,
+    ToolCallingChatOptions,
+    ToolResponse,
+    ToolResponseMessage,
+    Usage,
+    UserMessage,
+)
+from toolweave.client import ChatClient
+from toolweave.tools import (
+    DefaultToolCallingManager,
+    MethodToolCallback,
+    ToolCallback,
+    ToolCallLimits,
+    ToolContext,
+    ToolDefinition,
+    ToolParam,
+    tool,
+)
+
+__version__ = '0.1.0'
+
+__all__ = [
+    'AssistantMessage',
+    'BaseAdvisor',
+    'ChatClient',
+    'ChatModel',
+    'ChatOptions',
+    'ChatResponse',
+    'DefaultToolCallingManager',
+    'Generation',
+    'MethodToolCallback',
+    'Prompt',
+    'SystemMessage',
+    'ToolCall',
+    'ToolCallLimits',
+    'ToolCallback',
+    'ToolCallingAdvisor',
+    'ToolCallingChatOptions',
+    'ToolContext',
+    'ToolDefinition',
+    'ToolParam',
+    'ToolResponse',
+    'ToolResponseMessage',
+    'Usage',
+    'UserMessage',
+    '__version__',
+    'tool',
+]

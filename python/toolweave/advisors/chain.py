@@ -1,0 +1,81 @@
+"""``DefaultAroundAdvisorChain``: runs advisors in order (Spring AI ``DefaultAroundAdvisorChain``).
+
+The chain is immutable: each step hands the next advisor a view that starts one position further
+down, so a chain can be re-entered any number of times. ``copy(after)`` builds a chain of the
+advisors after a given one; the ``ToolCallingAdvisor`` uses it to call the rest of the chain once
+per round. Advisors are sorted by ``order`` with a stable sort (equal orders keep their insertion order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TypeVar
+
+from toolweave.advisors.api import (
+    Advisor,
+    CallAdvisor,
+    ChatClientRequest,
+    ChatClientResponse,
+    StreamAdvisor,
+)
+
+__all__ = ['DefaultAroundAdvisorChain']
+
+A = TypeVar('A', bound=Advisor)
+
+
+class DefaultAroundAdvisorChain:
+    """An ordered chain of advisors; implements ``CallAdvisorChain`` and ``StreamAdvisorChain``.
+
+    Args:
+        advisors: The advisors, in any order (sorted here by ``order``, stably).
+
+    Raises:
+        LookupError: the chain ran out of advisors before one answered (no terminal model advisor).
+    """
+
+    def __init__(self, advisors: Sequence[Advisor], _position: int = 0, *, _sorted: bool = False) -> None:
+        self._advisors: tuple[Advisor, ...] = tuple(advisors) if _sorted else tuple(sorted(advisors, key=_order))
+        self._position = _position
+
+    @property
+    def advisors(self) -> tuple[Advisor, ...]:
+        """All advisors of this chain, in run order."""
+        return self._advisors
+
+    def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
+        """Run the next :class:`CallAdvisor` (blocking)."""
+        advisor, rest = self._next(CallAdvisor)
+        return advisor.advise_call(request, rest)
+
+    async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
+        """Run the next :class:`CallAdvisor` (async)."""
+        advisor, rest = self._next(CallAdvisor)
+        return await advisor.aadvise_call(request, rest)
+
+    def next_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
+        """Run the next :class:`StreamAdvisor`."""
+        advisor, rest = self._next(StreamAdvisor)
+        return advisor.advise_stream(request, rest)
+
+    def copy(self, after: Advisor) -> DefaultAroundAdvisorChain:
+        """A chain of the advisors after ``after`` (Spring ``copy(CallAdvisor after)``).
+
+        Raises:
+            ValueError: ``after`` is not on this chain.
+        """
+        for index, advisor in enumerate(self._advisors):
+            if advisor is after:
+                return DefaultAroundAdvisorChain(self._advisors[index + 1 :], _sorted=True)
+        raise ValueError(f'advisor {after.name} is not on this chain')
+
+    def _next(self, kind: type[A]) -> tuple[A, DefaultAroundAdvisorChain]:
+        for index in range(self._position, len(self._advisors)):
+            advisor = self._advisors[index]
+            if isinstance(advisor, kind):
+                return advisor, DefaultAroundAdvisorChain(self._advisors, index + 1, _sorted=True)
+        raise LookupError(f'No {kind.__name__} left on the chain: add a model advisor at LOWEST_PRECEDENCE')
+
+
+def _order(advisor: Advisor) -> int:
+    return advisor.order

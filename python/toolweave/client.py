@@ -1,0 +1,263 @@
+"""``ChatClient``: the fluent front door (Spring AI ``ChatClient``/``DefaultChatClient``).
+
+>>> client = ChatClient.builder(model).default_system('Be brief.').build()      # doctest: +SKIP
+>>> client.prompt().user('Weather in Paris?').tools(get_weather).call().content() # doctest: +SKIP
+
+A ``ToolCallingAdvisor`` is registered automatically unless one is already there or
+``disable_tool_calling_advisor()`` was called; at most one is allowed. The terminal model advisors
+sit at ``LOWEST_PRECEDENCE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
+from toolweave.advisors.chain import DefaultAroundAdvisorChain
+from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
+from toolweave.advisors.tool_calling import ToolCallingAdvisor
+from toolweave.chat.messages import Message, SystemMessage, UserMessage
+from toolweave.chat.model import ChatModel
+from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse
+from toolweave.tools.provider import to_tool_callbacks
+
+__all__ = ['CallResponse', 'ChatClient', 'ChatClientBuilder', 'ChatClientRequestSpec', 'StreamResponse']
+
+
+@dataclass(frozen=True)
+class _Defaults:
+    system: str | None = None
+    tools: tuple[object, ...] = ()
+    advisors: tuple[Advisor, ...] = ()
+    options: ChatOptions | None = None
+    tool_context: Mapping[str, Any] | None = None
+    tool_calling_advisor: ToolCallingAdvisor | None = None
+    auto_tool_advisor: bool = True
+
+
+class ChatClient:
+    """A configured client over one ``ChatModel``; cheap to keep and share."""
+
+    def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
+        self.model = model
+        self._defaults = defaults or _Defaults()
+
+    @staticmethod
+    def builder(model: ChatModel) -> ChatClientBuilder:
+        """Start configuring a client for ``model``."""
+        return ChatClientBuilder(model)
+
+    @staticmethod
+    def create(model: ChatModel) -> ChatClient:
+        """A client with no defaults."""
+        return ChatClient(model)
+
+    def prompt(self, user: str | None = None) -> ChatClientRequestSpec:
+        """Start a request, optionally with the user text."""
+        spec = ChatClientRequestSpec(self.model, self._defaults)
+        return spec.user(user) if user is not None else spec
+
+
+class ChatClientBuilder:
+    """Defaults applied to every request of the client being built."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self._defaults = _Defaults()
+
+    def default_system(self, text: str) -> ChatClientBuilder:
+        """System message of every request."""
+        self._defaults = replace(self._defaults, system=text)
+        return self
+
+    def default_tools(self, *tools: object) -> ChatClientBuilder:
+        """Tools of every request (anything ``.tools()`` accepts)."""
+        self._defaults = replace(self._defaults, tools=self._defaults.tools + tools)
+        return self
+
+    def default_advisors(self, *advisors: Advisor) -> ChatClientBuilder:
+        """Advisors of every request."""
+        self._defaults = replace(self._defaults, advisors=self._defaults.advisors + advisors)
+        return self
+
+    def default_options(self, options: ChatOptions) -> ChatClientBuilder:
+        """Model options of every request."""
+        self._defaults = replace(self._defaults, options=options)
+        return self
+
+    def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
+        """Tool context of every request."""
+        self._defaults = replace(self._defaults, tool_context=dict(context))
+        return self
+
+    def tool_calling_advisor(self, advisor: ToolCallingAdvisor) -> ChatClientBuilder:
+        """Template for the auto-registered tool advisor (copied per request, never mutated)."""
+        self._defaults = replace(self._defaults, tool_calling_advisor=advisor)
+        return self
+
+    def disable_tool_calling_advisor(self) -> ChatClientBuilder:
+        """Do not register a ``ToolCallingAdvisor`` automatically (tool calls then reach the caller)."""
+        self._defaults = replace(self._defaults, auto_tool_advisor=False)
+        return self
+
+    def build(self) -> ChatClient:
+        """The client."""
+        return ChatClient(self._model, self._defaults)
+
+
+class ChatClientRequestSpec:
+    """One request being assembled; every method returns ``self`` for chaining."""
+
+    def __init__(self, model: ChatModel, defaults: _Defaults) -> None:
+        self._model = model
+        self._defaults = defaults
+        self._system = defaults.system
+        self._messages: list[Message] = []
+        self._tools: list[object] = list(defaults.tools)
+        self._advisors: list[Advisor] = list(defaults.advisors)
+        self._options = defaults.options
+        self._tool_context: dict[str, Any] = dict(defaults.tool_context or {})
+        self._advisor_params: dict[str, Any] = {}
+
+    def system(self, text: str) -> ChatClientRequestSpec:
+        """Replace the system message."""
+        self._system = text
+        return self
+
+    def user(self, text: str) -> ChatClientRequestSpec:
+        """Append a user message."""
+        self._messages.append(UserMessage(text))
+        return self
+
+    def messages(self, *messages: Message) -> ChatClientRequestSpec:
+        """Append messages (e.g. earlier conversation)."""
+        self._messages.extend(messages)
+        return self
+
+    def tools(self, *tools: object) -> ChatClientRequestSpec:
+        """Add tools: ``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers, lists."""
+        self._tools.extend(tools)
+        return self
+
+    def tool_context(self, context: Mapping[str, Any]) -> ChatClientRequestSpec:
+        """Add side-channel values for tools that declare a ``ToolContext`` parameter."""
+        self._tool_context.update(context)
+        return self
+
+    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
+        """Model options for this request (replace the defaults)."""
+        self._options = options
+        return self
+
+    def advisors(self, *advisors: Advisor) -> ChatClientRequestSpec:
+        """Add advisors for this request."""
+        self._advisors.extend(advisors)
+        return self
+
+    def advisor_param(self, key: str, value: Any) -> ChatClientRequestSpec:
+        """Put a parameter in the request context (e.g. ``chat_memory_conversation_id``)."""
+        self._advisor_params[key] = value
+        return self
+
+    def call(self) -> CallResponse:
+        """Run the chain, blocking."""
+        request, chain = self._assemble(stream=False)
+        return CallResponse(chain.next_call(request))
+
+    async def acall(self) -> CallResponse:
+        """Run the chain on the running event loop."""
+        request, chain = self._assemble(stream=False)
+        return CallResponse(await chain.anext_call(request))
+
+    def stream(self) -> StreamResponse:
+        """Run the chain streaming; iterate the result's ``content()`` or ``chat_responses()``."""
+        request, chain = self._assemble(stream=True)
+        return StreamResponse(chain.next_stream(request))
+
+    def _assemble(self, *, stream: bool) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain]:
+        messages: list[Message] = [SystemMessage(self._system)] if self._system else []
+        messages.extend(self._messages)
+        prompt = Prompt(tuple(messages), self._tool_options())
+        terminal: Advisor = ChatModelStreamAdvisor(self._model) if stream else ChatModelCallAdvisor(self._model)
+        chain = DefaultAroundAdvisorChain([*self._chain_advisors(), terminal])
+        return ChatClientRequest(prompt, dict(self._advisor_params)), chain
+
+    def _tool_options(self) -> ToolCallingChatOptions:
+        base = self._options or ChatOptions()
+        values = {f.name: getattr(base, f.name) for f in fields(base)}
+        options = ToolCallingChatOptions(**values) if not isinstance(base, ToolCallingChatOptions) else base
+        callbacks = (*options.tool_callbacks, *to_tool_callbacks(*self._tools))
+        context = {**options.tool_context, **self._tool_context}
+        return replace(options, tool_callbacks=callbacks, tool_context=context)
+
+    def _chain_advisors(self) -> list[Advisor]:
+        advisors = list(self._advisors)
+        tool_advisors = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
+        if len(tool_advisors) > 1:
+            names = ', '.join(a.name for a in tool_advisors)
+            raise ValueError(f'Only one ToolCallingAdvisor is allowed on a chain, found {len(tool_advisors)}: {names}')
+        if not tool_advisors and self._defaults.auto_tool_advisor:
+            template = self._defaults.tool_calling_advisor or ToolCallingAdvisor()
+            advisors.append(template.copy())
+        return advisors
+
+
+class CallResponse:
+    """The outcome of a blocking or async call."""
+
+    def __init__(self, response: ChatClientResponse) -> None:
+        self._response = response
+
+    def content(self) -> str:
+        """The text of the first generation (``''`` when there is none)."""
+        chat = self._response.chat_response
+        return chat.text if chat is not None else ''
+
+    def chat_response(self) -> ChatResponse | None:
+        """The full response (usage summed over the tool rounds)."""
+        return self._response.chat_response
+
+    def chat_client_response(self) -> ChatClientResponse:
+        """The response with the advisor context."""
+        return self._response
+
+
+class StreamResponse:
+    """A streaming call; iterate one of the views once."""
+
+    def __init__(self, responses: AsyncIterator[ChatClientResponse]) -> None:
+        self._responses = responses
+
+    async def chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
+        """Every response with its advisor context."""
+        async for response in self._responses:
+            yield response
+
+    async def chat_responses(self) -> AsyncIterator[ChatResponse]:
+        """Every chunk; the last ones carry the finish reason and the usage summed over rounds."""
+        async for response in self._responses:
+            if response.chat_response is not None:
+                yield response.chat_response
+
+    async def content(self) -> AsyncIterator[str]:
+        """The answer text as it arrives (empty pieces skipped)."""
+        async for chat in self.chat_responses():
+            if chat.text:
+                yield chat.text
+
+    def collect(self) -> str:
+        """Blocking helper: run the stream to the end and return the whole text.
+
+        Raises:
+            RuntimeError: called from a running event loop (iterate ``content()`` there instead).
+        """
+
+        async def gather() -> str:
+            return ''.join([piece async for piece in self.content()])
+
+        return asyncio.run(gather())

@@ -1,0 +1,48 @@
+"""Definition and execution side: ``@tool``, ``ToolCallback``s, providers, the ``ToolCallingManager``."""
+
+from toolweave.tools.callback import ToolCallback
+from toolweave.tools.context import ToolContext
+from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
+from toolweave.tools.decorator import tool
+from toolweave.tools.definition import ToolDefinition, ToolMetadata
+from toolweave.tools.errors import ToolCallLimitExceededError, ToolExecutionError
+from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
+from toolweave.tools.limits import ToolCallLimitBehavior, ToolCallLimits
+from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
+from toolweave.tools.method import MethodToolCallback
+from toolweave.tools.param import ToolParam
+from toolweave.tools.provider import (
+    DelegatingToolCallbackResolver,
+    MethodToolCallbackProvider,
+    StaticToolCallbackResolver,
+    ToolCallbackProvider,
+    ToolCallbackResolver,
+    ToolCallbacks,
+)
+
+__all__ = [
+    'DefaultToolCallResultConverter',
+    'DefaultToolCallingManager',
+    'DefaultToolExecutionExceptionProcessor',
+    'DelegatingToolCallbackResolver',
+    'MethodToolCallback',
+    'MethodToolCallbackProvider',
+    'StaticToolCallbackResolver',
+    'ToolCallLimitBehavior',
+    'ToolCallLimitExceededError',
+    'ToolCallLimits',
+    'ToolCallResultConverter',
+    'ToolCallback',
+    'ToolCallbackProvider',
+    'ToolCallbackResolver',
+    'ToolCallbacks',
+    'ToolCallingManager',
+    'ToolContext',
+    'ToolDefinition',
+    'ToolExecutionError',
+    'ToolExecutionExceptionProcessor',
+    'ToolExecutionResult',
+    'ToolMetadata',
+    'ToolParam',
+    'tool',
+]

@@ -1,0 +1,87 @@
+"""The ``@tool`` decorator: marks a function or method as a tool (Spring AI ``@Tool``).
+
+The decorated function is returned unchanged apart from a ``__toolweave_tool__`` attribute, so it
+stays callable as plain Python; ``MethodToolCallback.from_function`` and the ``ChatClient`` read
+the attribute to build the tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from toolweave.tools.converter import ToolCallResultConverter
+
+__all__ = ['ToolSpec', 'get_tool_spec', 'tool']
+
+F = TypeVar('F', bound=Callable[..., Any])
+TOOL_ATTRIBUTE = '__toolweave_tool__'
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What ``@tool`` recorded about a function.
+
+    Attributes:
+        name: Tool name; ``None`` means the function name.
+        description: Tool description; ``None`` means the docstring (or the name split into words).
+        return_direct: Return the result to the caller instead of the model.
+        result_converter: Turns the return value into text; ``None`` means the default converter.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    return_direct: bool = False
+    result_converter: ToolCallResultConverter | None = None
+
+
+@overload
+def tool(func: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    return_direct: bool = False,
+    result_converter: ToolCallResultConverter | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    return_direct: bool = False,
+    result_converter: ToolCallResultConverter | None = None,
+) -> F | Callable[[F], F]:
+    """Mark a function, method or async function as a tool; usable bare (``@tool``) or called (``@tool(...)``).
+
+    Args:
+        func: The function, when used bare.
+        name: Tool name (default: the function name).
+        description: Tool description (default: the docstring, else the name split into words).
+        return_direct: Hand the result straight to the caller (as Spring AI's ``returnDirect``).
+        result_converter: Converts the return value to text (default ``DefaultToolCallResultConverter``).
+
+    Returns:
+        The function itself, marked.
+    """
+    spec = ToolSpec(name, description, return_direct, result_converter)
+
+    def mark(f: F) -> F:
+        setattr(f, TOOL_ATTRIBUTE, spec)
+        return f
+
+    return mark(func) if func is not None else mark
+
+
+def get_tool_spec(obj: object) -> ToolSpec | None:
+    """The :class:`ToolSpec` of a ``@tool`` function or bound method, else ``None``."""
+    target = getattr(obj, '__func__', obj)
+    spec = getattr(target, TOOL_ATTRIBUTE, None)
+    return spec if isinstance(spec, ToolSpec) else None

@@ -1,0 +1,42 @@
+"""What the model sees of a tool: ``ToolDefinition`` and ``ToolMetadata`` (Spring AI names)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ['ToolDefinition', 'ToolMetadata']
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """Name, description and JSON Schema of a tool's input, as sent to the model.
+
+    Attributes:
+        name: Unique tool name (``^[a-zA-Z0-9_.-]+$``, at most 64 characters for most providers).
+        description: What the tool does, written for the model.
+        input_schema: JSON Schema (2020-12) of the argument object.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {'type': 'object', 'properties': {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI Chat Completions ``tools[]`` entry: ``{'type': 'function', 'function': {...}}``."""
+        return {
+            'type': 'function',
+            'function': {'name': self.name, 'description': self.description, 'parameters': dict(self.input_schema)},
+        }
+
+
+@dataclass(frozen=True)
+class ToolMetadata:
+    """How the framework treats a tool's result (Spring AI ``ToolMetadata``).
+
+    Attributes:
+        return_direct: Hand the result to the caller instead of back to the model.
+    """
+
+    return_direct: bool = False

@@ -1,0 +1,61 @@
+"""Tool failures -> text for the model, or re-raised (Spring AI ``DefaultToolExecutionExceptionProcessor``).
+
+Python mapping of Spring's rules: ``BaseException``s that are not ``Exception``s
+(``KeyboardInterrupt``, ``SystemExit``, ``CancelledError``) never reach here because tools only wrap
+``Exception``; ``MemoryError`` and ``RecursionError`` play Java's ``Error`` and always propagate; a cause
+in the ``rethrow`` allowlist (subclasses match) is re-raised as it is; ``always_throw`` re-raises the
+wrapper; anything else becomes the error message, or ``Exception occurred in tool: <name> (<Type>)``
+when the message is empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from toolweave.tools.errors import ToolExecutionError
+
+__all__ = ['DefaultToolExecutionExceptionProcessor', 'ToolExecutionExceptionProcessor']
+
+_ALWAYS_PROPAGATE = (MemoryError, RecursionError)
+
+
+@runtime_checkable
+class ToolExecutionExceptionProcessor(Protocol):
+    """Decides what a failed tool call becomes."""
+
+    def process(self, error: ToolExecutionError) -> str:
+        """Return the text for the model, or raise."""
+        ...
+
+
+class DefaultToolExecutionExceptionProcessor:
+    """Default policy: tool errors become text the model can react to.
+
+    Args:
+        always_throw: Re-raise every ``ToolExecutionError`` instead of returning text.
+        rethrow: Exception types whose instances (as the error's cause) are re-raised unwrapped.
+    """
+
+    def __init__(self, always_throw: bool = False, rethrow: Iterable[type[BaseException]] = ()) -> None:
+        self.always_throw = always_throw
+        self.rethrow = tuple(rethrow)
+
+    def process(self, error: ToolExecutionError) -> str:
+        """The message for the model.
+
+        Raises:
+            BaseException: the cause, when it must propagate or is in ``rethrow``.
+            ToolExecutionError: ``error`` itself, when ``always_throw`` is set.
+        """
+        cause = error.cause
+        if not isinstance(cause, Exception) or isinstance(cause, _ALWAYS_PROPAGATE):
+            raise cause
+        if self.rethrow and isinstance(cause, self.rethrow):
+            raise cause
+        if self.always_throw:
+            raise error
+        message = str(error)
+        if message:
+            return message
+        return f'Exception occurred in tool: {error.tool_definition.name} ({type(cause).__name__})'

@@ -1,0 +1,131 @@
+"""Tool-call limits per turn (Spring AI 2.0.1 ``ToolCallLimits``).
+
+A turn starts at the last ``UserMessage``; the calls already made in it are counted from its
+``ToolResponseMessage``s, plus the calls of the current batch as they run. A call breaches when
+its count would exceed the limit, and the check happens before the tool is looked up.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from toolweave.chat.messages import Message, ToolResponseMessage, UserMessage
+
+__all__ = ['ToolCallLimitBehavior', 'ToolCallLimits', 'ToolCallCounter']
+
+DEFAULT_MAX_CALLS_PER_TOOL = 40
+DEFAULT_MAX_TOTAL_TOOL_CALLS = 150
+
+
+class ToolCallLimitBehavior(enum.Enum):
+    """What a breach does."""
+
+    THROW = 'throw'
+    """Raise ``ToolCallLimitExceededError`` carrying the batch's partial responses (default)."""
+    RETURN_ERROR_RESPONSE = 'return_error_response'
+    """Put the breach text in that call's response and go on with the next call."""
+
+
+@dataclass(frozen=True)
+class ToolCallLimits:
+    """Limits of one turn; ``None`` means unlimited.
+
+    >>> limits = ToolCallLimits().max_calls_per_tool(3).max_calls_per_tool(10, tool='search')
+    >>> limits.limit_for('search'), limits.limit_for('other')
+    (10, 3)
+
+    Attributes:
+        per_tool_default: Calls allowed per tool (40).
+        total: Calls allowed per turn over all counted tools (150).
+        per_tool: Per-tool overrides (``None`` value = unlimited for that tool).
+        excluded: Tools not counted at all.
+        behavior: What a breach does.
+    """
+
+    per_tool_default: int | None = DEFAULT_MAX_CALLS_PER_TOOL
+    total: int | None = DEFAULT_MAX_TOTAL_TOOL_CALLS
+    per_tool: Mapping[str, int | None] = field(default_factory=dict)
+    excluded: frozenset[str] = frozenset()
+    behavior: ToolCallLimitBehavior = ToolCallLimitBehavior.THROW
+
+    def max_calls_per_tool(self, n: int, tool: str | None = None) -> ToolCallLimits:
+        """Allow ``n`` calls per tool, or for ``tool`` only."""
+        _check_positive(n)
+        if tool is None:
+            return replace(self, per_tool_default=n)
+        return replace(self, per_tool={**self.per_tool, tool: n})
+
+    def unlimited_calls_per_tool(self, tool: str) -> ToolCallLimits:
+        """No per-tool limit for ``tool`` (it still counts toward the total)."""
+        return replace(self, per_tool={**self.per_tool, tool: None})
+
+    def exclude_tool_from_limit(self, tool: str) -> ToolCallLimits:
+        """Do not count ``tool`` at all."""
+        return replace(self, excluded=self.excluded | {tool})
+
+    def max_total_tool_calls(self, n: int) -> ToolCallLimits:
+        """Allow ``n`` counted calls per turn."""
+        _check_positive(n)
+        return replace(self, total=n)
+
+    def with_behavior(self, behavior: ToolCallLimitBehavior) -> ToolCallLimits:
+        """Change what a breach does."""
+        return replace(self, behavior=behavior)
+
+    def limit_for(self, tool: str) -> int | None:
+        """The per-tool limit that applies to ``tool``."""
+        return self.per_tool[tool] if tool in self.per_tool else self.per_tool_default
+
+
+def _check_positive(n: int) -> None:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f'a tool-call limit must be a positive int, got {n!r}')
+
+
+class ToolCallCounter:
+    """Counts the calls of one turn and tells whether the next call breaches.
+
+    Args:
+        limits: The limits.
+        history: The turn's messages; calls are counted from ``ToolResponseMessage``s after the
+            last ``UserMessage``.
+    """
+
+    def __init__(self, limits: ToolCallLimits, history: Iterable[Message]) -> None:
+        self._limits = limits
+        self._counts: Counter[str] = Counter()
+        self._total = 0
+        for name in _prior_calls(list(history)):
+            self._record(name)
+
+    def breach(self, tool: str) -> str | None:
+        """The breach text if one more call of ``tool`` would exceed a limit, else ``None``."""
+        if tool in self._limits.excluded:
+            return None
+        per_tool = self._limits.limit_for(tool)
+        if per_tool is not None and self._counts[tool] + 1 > per_tool:
+            return (
+                f"Tool call limit ({per_tool}) exceeded for tool '{tool}'. "
+                'No further calls to this tool are allowed in this turn.'
+            )
+        total = self._limits.total
+        if total is not None and self._total + 1 > total:
+            return f'Total tool call limit ({total}) exceeded for this turn. No further tool calls are allowed.'
+        return None
+
+    def record(self, tool: str) -> None:
+        """Count one call of ``tool``."""
+        self._record(tool)
+
+    def _record(self, tool: str) -> None:
+        if tool not in self._limits.excluded:
+            self._counts[tool] += 1
+            self._total += 1
+
+
+def _prior_calls(history: list[Message]) -> list[str]:
+    start = next((i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], UserMessage)), -1)
+    return [r.name for m in history[start + 1 :] if isinstance(m, ToolResponseMessage) for r in m.responses]

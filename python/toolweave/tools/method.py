@@ -1,0 +1,219 @@
+"""``MethodToolCallback``: a Python function as a tool (Spring AI ``MethodToolCallback``).
+
+Arguments go through two steps: the Rust core parses the model's JSON text
+(:func:`toolweave._native.parse_arguments`), then pydantic-core validates and coerces each
+parameter in lax mode (``"3"`` for an ``int`` becomes ``3``; dates, enums and models are built).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import re
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+import pydantic
+
+from toolweave._native import parse_arguments
+from toolweave.exceptions import ToolArgumentsError
+from toolweave.tools.context import ToolContext
+from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
+from toolweave.tools.decorator import get_tool_spec
+from toolweave.tools.definition import ToolDefinition, ToolMetadata
+from toolweave.tools.errors import ToolExecutionError
+from toolweave.tools.schema import FunctionSchema, ParameterSchema, function_schema, name_to_description
+
+__all__ = ['MethodToolCallback']
+
+logger = logging.getLogger('toolweave.tools')
+_NAME_PATTERN = re.compile(r'^[a-zA-Z0-9_.-]+$')
+_MAX_NAME_LENGTH = 64
+
+
+def check_tool_name(name: str) -> None:
+    """Log a warning (never fail) when ``name`` may be rejected by some providers (as Spring's ToolUtils)."""
+    if not _NAME_PATTERN.match(name) or len(name) > _MAX_NAME_LENGTH:
+        logger.warning(
+            "Tool name '%s' may not be compatible with some LLMs (expected ^[a-zA-Z0-9_\\.-]+$ and at most %d "
+            'characters).',
+            name,
+            _MAX_NAME_LENGTH,
+        )
+
+
+class MethodToolCallback:
+    """Runs a Python function (sync or async, plain function or bound method) as a tool.
+
+    >>> def add(a: int, b: int) -> int:
+    ...     return a + b
+    >>> MethodToolCallback(add).call('{"a": 1, "b": "2"}')
+    '3'
+
+    Args:
+        func: The function; a ``@tool`` marker supplies defaults for the other arguments.
+        name: Tool name (default: ``@tool(name=)``, else ``func.__name__``).
+        description: Tool description (default: ``@tool(description=)``, else the docstring,
+            else the name split into words).
+        return_direct: Return the result to the caller instead of the model.
+        result_converter: Return value -> text (default :class:`DefaultToolCallResultConverter`).
+
+    Raises:
+        TypeError: ``func`` takes ``**kwargs`` or has a parameter type with no JSON Schema.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        return_direct: bool | None = None,
+        result_converter: ToolCallResultConverter | None = None,
+    ) -> None:
+        spec = get_tool_spec(func)
+        self._func = func
+        self._schema: FunctionSchema = function_schema(func)
+        self._param_names = frozenset(p.name for p in self._schema.parameters)
+        tool_name = name or (spec.name if spec else None) or func.__name__
+        check_tool_name(tool_name)
+        text = description or (spec.description if spec else None) or self._schema.summary
+        self._definition = ToolDefinition(tool_name, text or name_to_description(tool_name), self._schema.input_schema)
+        direct = return_direct if return_direct is not None else bool(spec and spec.return_direct)
+        self._metadata = ToolMetadata(return_direct=direct)
+        converter = result_converter or (spec.result_converter if spec else None)
+        self._converter: ToolCallResultConverter = converter or DefaultToolCallResultConverter()
+
+    @classmethod
+    def from_function(cls, func: Callable[..., Any]) -> MethodToolCallback:
+        """Build from a (possibly ``@tool``-marked) function or bound method."""
+        return cls(func)
+
+    @property
+    def tool_definition(self) -> ToolDefinition:
+        """Name, description and input schema."""
+        return self._definition
+
+    @property
+    def tool_metadata(self) -> ToolMetadata:
+        """``return_direct`` flag."""
+        return self._metadata
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped function."""
+        return self._func
+
+    def __repr__(self) -> str:
+        return f'MethodToolCallback(name={self._definition.name!r})'
+
+    def call(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
+        """Parse, validate, run and convert.
+
+        Args:
+            tool_input: The argument JSON object text from the model.
+            tool_context: Side-channel values, for functions that declare a ``ToolContext`` parameter.
+
+        Returns:
+            The result text for the model.
+
+        Raises:
+            ValueError: ``tool_input`` is empty, or the function needs a ``ToolContext`` and got none.
+            ToolExecutionError: invalid arguments, or the function raised (the cause is attached).
+        """
+        args, kwargs = self._bind(tool_input, tool_context)
+        if self._schema.is_async:
+            result = _run_coroutine(self._invoke_async(args, kwargs))
+        else:
+            result = self._invoke(args, kwargs)
+        return self._convert(result)
+
+    async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
+        """Async :meth:`call`: async functions run on the running loop, sync ones in a worker thread."""
+        args, kwargs = self._bind(tool_input, tool_context)
+        if self._schema.is_async:
+            result = await self._invoke_async(args, kwargs)
+        else:
+            result = await asyncio.to_thread(self._invoke, args, kwargs)
+        return self._convert(result)
+
+    def _invoke(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        try:
+            return self._func(*args, **kwargs)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+
+    async def _invoke_async(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        try:
+            return await self._func(*args, **kwargs)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+
+    def _convert(self, result: Any) -> str:
+        try:
+            return self._converter.convert(result, None)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+
+    def _bind(self, tool_input: str, tool_context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
+        if not tool_input or not tool_input.strip():
+            raise ValueError('tool_input cannot be null or empty')
+        try:
+            raw = parse_arguments(tool_input)
+        except ToolArgumentsError as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+        values = self._validate(raw)
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for param in self._schema.parameters:
+            if param.keyword_only:
+                kwargs[param.name] = values[param.name]
+            else:
+                args.append(values[param.name])
+        if self._schema.context_parameter is not None:
+            if tool_context is None:
+                raise ValueError(f"tool '{self._definition.name}' declares a ToolContext parameter but got none")
+            kwargs[self._schema.context_parameter] = tool_context
+        return args, kwargs
+
+    def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        problems: list[str] = [f'unexpected argument {key!r}' for key in raw if key not in self._param_names]
+        for param in self._schema.parameters:
+            try:
+                values[param.name] = _validate_parameter(param, raw)
+            except pydantic.ValidationError as exc:
+                problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
+            except KeyError:
+                problems.append(f'{param.name}: missing required argument')
+        if problems:
+            message = f"Invalid arguments for tool '{self._definition.name}': " + '; '.join(problems)
+            raise ToolExecutionError(self._definition, ValueError(message), message)
+        return values
+
+
+def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
+    if param.name in raw:
+        return param.adapter.validate_python(raw[param.name])
+    if param.default is not inspect.Parameter.empty:
+        return param.default
+    if not param.required:
+        return None
+    raise KeyError(param.name)
+
+
+def _describe(name: str, error: Any) -> str:
+    location = '.'.join(str(part) for part in (name, *error['loc']))
+    return f'{location}: {error["msg"]}'
+
+
+def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` to completion from sync code, in a helper thread when a loop already runs here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

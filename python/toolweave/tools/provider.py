@@ -1,0 +1,164 @@
+"""Where tools come from: providers (collect ``@tool`` methods) and resolvers (find a tool by name).
+
+As Spring AI's ``MethodToolCallbackProvider``, ``ToolCallbacks.from``, ``StaticToolCallbackResolver``
+and ``DelegatingToolCallbackResolver``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from toolweave.tools.callback import ToolCallback
+from toolweave.tools.decorator import get_tool_spec
+from toolweave.tools.method import MethodToolCallback
+
+__all__ = [
+    'DelegatingToolCallbackResolver',
+    'MethodToolCallbackProvider',
+    'StaticToolCallbackResolver',
+    'ToolCallbackProvider',
+    'ToolCallbackResolver',
+    'ToolCallbacks',
+    'to_tool_callbacks',
+]
+
+logger = logging.getLogger('toolweave.tools')
+
+
+@runtime_checkable
+class ToolCallbackProvider(Protocol):
+    """Anything that supplies a list of tools (Spring AI ``ToolCallbackProvider``)."""
+
+    @property
+    def tool_callbacks(self) -> Sequence[ToolCallback]:
+        """The tools."""
+        ...
+
+
+@runtime_checkable
+class ToolCallbackResolver(Protocol):
+    """Finds a tool by name at execution time (Spring AI ``ToolCallbackResolver``)."""
+
+    def resolve(self, tool_name: str) -> ToolCallback | None:
+        """The tool called ``tool_name``, or ``None``."""
+        ...
+
+
+class MethodToolCallbackProvider:
+    """The ``@tool`` methods of some objects, as tools.
+
+    Args:
+        objects: Instances (or modules/classes) whose ``@tool``-marked callables become tools.
+
+    Raises:
+        ValueError: an object has no ``@tool`` method (pass a ``ToolCallback`` instead), or two
+            tools share a name (the message names both owners).
+    """
+
+    def __init__(self, objects: Iterable[object]) -> None:
+        callbacks: list[ToolCallback] = []
+        owners: dict[str, str] = {}
+        for obj in objects:
+            found = _tool_methods(obj)
+            if not found:
+                raise ValueError(
+                    f'No @tool methods found on {type(obj).__name__} object {obj!r}; '
+                    'pass a ToolCallback (e.g. MethodToolCallback(fn)) for a plain function instead'
+                )
+            for callback in found:
+                name = callback.tool_definition.name
+                owner = type(obj).__qualname__
+                if name in owners:
+                    raise ValueError(f"Duplicate tool name '{name}' in {owners[name]} and {owner}")
+                owners[name] = owner
+                callbacks.append(callback)
+        self._callbacks = tuple(callbacks)
+
+    @property
+    def tool_callbacks(self) -> tuple[ToolCallback, ...]:
+        """The collected tools, in attribute order per object."""
+        return self._callbacks
+
+
+def _tool_methods(obj: object) -> list[ToolCallback]:
+    callbacks: list[ToolCallback] = []
+    for attr_name in dir(obj):
+        if attr_name.startswith('__'):
+            continue
+        member = inspect.getattr_static(obj, attr_name)
+        if get_tool_spec(getattr(member, '__func__', member)) is None:
+            continue
+        bound = getattr(obj, attr_name)
+        if _returns_callable(bound):
+            logger.warning("Skipping @tool '%s': tools returning a callable are not supported", attr_name)
+            continue
+        callbacks.append(MethodToolCallback(bound))
+    return callbacks
+
+
+def _returns_callable(func: Callable[..., Any]) -> bool:
+    try:
+        annotation = inspect.signature(func, eval_str=True).return_annotation
+    except (NameError, TypeError, ValueError):
+        return False
+    origin = getattr(annotation, '__origin__', annotation)
+    return origin is Callable or getattr(origin, '__name__', '') == 'Callable'
+
+
+class ToolCallbacks:
+    """One-line entry points (Spring AI ``ToolCallbacks``)."""
+
+    @staticmethod
+    def from_(*objects: object) -> tuple[ToolCallback, ...]:
+        """The ``@tool`` methods of ``objects`` as tools (see :class:`MethodToolCallbackProvider`)."""
+        return MethodToolCallbackProvider(objects).tool_callbacks
+
+
+def to_tool_callbacks(*items: object) -> tuple[ToolCallback, ...]:
+    """Normalise what users pass as tools into ``ToolCallback``s, in order.
+
+    Accepts ``ToolCallback``s, ``ToolCallbackProvider``s, functions (``@tool``-marked or plain),
+    objects with ``@tool`` methods, and (nested) lists or tuples of these.
+
+    Raises:
+        ValueError: an object has no ``@tool`` method.
+        TypeError: a function's parameters cannot be described by a JSON Schema.
+    """
+    out: list[ToolCallback] = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.extend(to_tool_callbacks(*item))
+        elif isinstance(item, ToolCallback):
+            out.append(item)
+        elif isinstance(item, ToolCallbackProvider):
+            out.extend(item.tool_callbacks)
+        elif inspect.isfunction(item) or inspect.ismethod(item) or inspect.isbuiltin(item):
+            out.append(MethodToolCallback(item))
+        else:
+            out.extend(MethodToolCallbackProvider([item]).tool_callbacks)
+    return tuple(out)
+
+
+class StaticToolCallbackResolver:
+    """Resolves names against a fixed list of tools."""
+
+    def __init__(self, callbacks: Iterable[ToolCallback]) -> None:
+        self._by_name = {cb.tool_definition.name: cb for cb in callbacks}
+
+    def resolve(self, tool_name: str) -> ToolCallback | None:
+        """The tool called ``tool_name``, or ``None``."""
+        return self._by_name.get(tool_name)
+
+
+class DelegatingToolCallbackResolver:
+    """Asks each resolver in turn; the first non-``None`` answer wins."""
+
+    def __init__(self, resolvers: Iterable[ToolCallbackResolver]) -> None:
+        self._resolvers = tuple(resolvers)
+
+    def resolve(self, tool_name: str) -> ToolCallback | None:
+        """The first resolver's tool called ``tool_name``, or ``None``."""
+        return next((cb for r in self._resolvers if (cb := r.resolve(tool_name)) is not None), None)
