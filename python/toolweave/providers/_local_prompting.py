@@ -1,0 +1,218 @@
+r"""How :class:`~toolweave.providers.local.LocalChatModel` gets a *base* 270M model to call tools.
+
+The Gemma 3 270M shipped on PyPI is the pretrained model, not the instruction-tuned one: it has no
+chat template and no notion of tools. Three things make it call tools reliably (measured on the
+real model, see ``notes/local-model.md``):
+
+1. :data:`HERMES_GEMMA_TEMPLATE`: Gemma turns with the tools listed in ``<tools></tools>`` and calls
+   written as ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``. llama.cpp recognises the
+   Hermes markers, constrains the call with a grammar and returns OpenAI ``tool_calls``.
+2. A few example exchanges (question -> call -> result -> one-line answer) before the real question
+   (:func:`example_messages`). The example whose question shares the most words with the real
+   question goes last, because this model copies the nearest example most of all.
+3. Per-round stop sequences (chosen in ``LocalChatModel``): ``</tool_call>`` on the calling round,
+   ``\n`` on the answering round (the example answers end with a newline to teach that).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
+from toolweave.tools.definition import ToolDefinition
+
+__all__ = ['HERMES_GEMMA_TEMPLATE', 'ToolExample', 'example_messages', 'synthesise_example']
+
+HERMES_GEMMA_TEMPLATE = """{{- bos_token -}}
+{%- if tools -%}
+<start_of_turn>user
+You have access to these tools:
+<tools>
+{% for tool in tools %}{{ tool | tojson }}
+{% endfor -%}
+</tools>
+To call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {<arguments>}}</tool_call>. \
+Tool results come back inside <tool_response></tool_response>; then answer in one short sentence.<end_of_turn>
+{% endif -%}
+{%- for message in messages -%}
+{%- if message.role == 'system' or message.role == 'user' -%}
+<start_of_turn>user
+{{ message.content }}<end_of_turn>
+{% elif message.role == 'assistant' -%}
+<start_of_turn>model
+{% if message.content %}{{ message.content }}{% endif -%}
+{%- if message.tool_calls -%}
+{%- for tc in message.tool_calls -%}
+{%- set f = tc.function if tc.function is defined else tc -%}
+<tool_call>{"name": "{{ f.name }}", "arguments": \
+{% if f.arguments is string %}{{ f.arguments }}{% else %}{{ f.arguments | tojson }}{% endif %}}</tool_call>
+{%- endfor -%}
+{%- endif -%}
+<end_of_turn>
+{% elif message.role == 'tool' -%}
+<start_of_turn>user
+<tool_response>{{ message.content }}</tool_response><end_of_turn>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+<start_of_turn>model
+{% endif -%}
+"""
+"""Jinja chat template (llama.cpp ``--jinja``); backslash-newlines join lines, the rest is verbatim."""
+
+
+@dataclass(frozen=True)
+class ToolExample:
+    """One example exchange shown to the model before the real question.
+
+    Attributes:
+        question: What the user asks, phrased like the real questions will be.
+        tool_name: The tool the model should call.
+        arguments: The call's argument object.
+        result: What the tool returned (text).
+        answer: The one-sentence answer written from ``result``.
+    """
+
+    question: str
+    tool_name: str
+    arguments: Mapping[str, Any]
+    result: str
+    answer: str
+
+
+_STRING_SAMPLES = (
+    (('city', 'location', 'place', 'town', 'destination', 'origin'), 'Paris'),
+    (('country',), 'France'),
+    (('name', 'user', 'person'), 'Alice'),
+    (('date', 'day'), '2024-05-01'),
+    (('time',), '12:00'),
+    (('email',), 'alice@example.com'),
+    (('url', 'link'), 'https://example.com'),
+    (('query', 'text', 'search', 'q'), 'Paris'),
+    (('unit',), 'c'),
+    (('currency',), 'EUR'),
+    (('language', 'lang'), 'en'),
+)
+
+
+def _sample_string(name: str) -> str:
+    lowered = name.lower()
+    for keys, value in _STRING_SAMPLES:
+        if any(key in lowered for key in keys):
+            return value
+    return 'Paris'
+
+
+def _first_declared(schema: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``(True, value)`` for an enum's first value, a const, an example or a default; else ``(False, None)``."""
+    for key in ('enum', 'examples'):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return True, options[0]
+    if 'const' in schema:
+        return True, schema['const']
+    if schema.get('default') is not None:
+        return True, schema['default']
+    return False, None
+
+
+def _sample_value(name: str, schema: Mapping[str, Any], depth: int = 0) -> Any:
+    """A plausible value for one property: enum first, const, default, then by type."""
+    declared, value = _first_declared(schema)
+    if declared:
+        return value
+    for key in ('anyOf', 'oneOf'):
+        variants = schema.get(key)
+        if isinstance(variants, list):
+            for variant in variants:
+                if isinstance(variant, Mapping) and variant.get('type') != 'null':
+                    return _sample_value(name, variant, depth)
+    kind = schema.get('type')
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != 'null'), 'string')
+    if kind in ('integer', 'number'):
+        return 10
+    if kind == 'boolean':
+        return True
+    if kind == 'array':
+        items = schema.get('items')
+        return [_sample_value(name, items, depth + 1)] if isinstance(items, Mapping) and depth < 3 else []
+    if kind == 'object':
+        return _sample_arguments(schema, depth + 1) if depth < 3 else {}
+    return _sample_string(name)
+
+
+def _sample_arguments(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+    properties = schema.get('properties')
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        str(name): _sample_value(str(name), prop if isinstance(prop, Mapping) else {}, depth)
+        for name, prop in properties.items()
+    }
+
+
+def _humanise(name: str) -> str:
+    return re.sub(r'[_\-.]+', ' ', re.sub(r'(?<=[a-z0-9])(?=[A-Z])', ' ', name)).strip().lower()
+
+
+def synthesise_example(definition: ToolDefinition) -> ToolExample:
+    """An example exchange for ``definition`` built from its name, description and input schema.
+
+    The question reads ``"<description> <values>?"`` (e.g. ``"Current weather for a city: Paris, c?"``),
+    the call uses :func:`_sample_value` for every property (enum -> first value, strings like
+    ``'Paris'``, numbers ``10``, booleans ``true``), the result is ``'42'``.
+    """
+    arguments = _sample_arguments(definition.input_schema)
+    description = (definition.description or _humanise(definition.name)).strip().split('\n')[0].rstrip('.?! ')
+    values = ', '.join(str(v) for v in arguments.values() if not isinstance(v, (dict, list)))
+    question = f'{description}: {values}?' if values else f'{description}?'
+    return ToolExample(question, definition.name, arguments, '42', 'The answer is 42.')
+
+
+_WORD = re.compile(r'[a-z0-9]+')
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+
+
+def _affinity(example: ToolExample, definition: ToolDefinition | None, question: str) -> int:
+    wanted = _words(question)
+    own = _words(example.question) | _words(_humanise(example.tool_name))
+    if definition is not None:
+        own |= _words(definition.description)
+    return len(wanted & own)
+
+
+def example_messages(
+    definitions: Sequence[ToolDefinition], question: str, examples: Sequence[ToolExample] | None = None
+) -> list[Message]:
+    """The example exchanges to put before the conversation, as messages.
+
+    Uses the caller's ``examples`` whose tool is among ``definitions`` (falling back to one synthesised
+    example per tool when none fits), ordered so the example closest to ``question`` comes last.
+    Each exchange is four messages: user question, assistant call, tool response, assistant answer
+    (ending in a newline, which teaches the model to stop there).
+    """
+    by_name = {d.name: d for d in definitions}
+    chosen = [e for e in examples or () if e.tool_name in by_name]
+    if not chosen:
+        chosen = [synthesise_example(d) for d in definitions]
+    indexed = sorted(
+        enumerate(chosen), key=lambda ie: (_affinity(ie[1], by_name.get(ie[1].tool_name), question), ie[0])
+    )
+    messages: list[Message] = []
+    for position, (_, example) in enumerate(indexed, start=1):
+        call_id = f'example_{position}'
+        arguments = orjson.dumps(dict(example.arguments)).decode()
+        messages.append(UserMessage(example.question))
+        messages.append(AssistantMessage(None, (ToolCall(call_id, 'function', example.tool_name, arguments),)))
+        messages.append(ToolResponseMessage((ToolResponse(call_id, example.tool_name, example.result),)))
+        messages.append(AssistantMessage(example.answer.rstrip('\n') + '\n'))
+    return messages

@@ -1,0 +1,255 @@
+"""OpenAI Chat Completions wire format: our messages and options -> request body, response JSON -> ``ChatResponse``.
+
+Kept apart from the transport (:mod:`toolweave.providers.openai`) so the mapping can be read and
+tested on its own. Every function here is pure: no I/O, no global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+import orjson
+
+from toolweave.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse, Generation, Usage
+
+__all__ = [
+    'build_request_body',
+    'merge_options',
+    'message_to_openai',
+    'parse_completion',
+    'parse_tool_calls',
+    'provider_error_message',
+]
+
+_SAMPLING_FIELDS = ('temperature', 'max_tokens', 'top_p', 'seed')
+
+
+def _unset(name: str, value: Any) -> bool:
+    # ``stop=()`` is a real setting ("no stop sequences"); empty tool collections mean "not set".
+    if value is None:
+        return True
+    return name != 'stop' and isinstance(value, (tuple, frozenset, Mapping)) and not value
+
+
+def merge_options(default: ChatOptions | None, override: ChatOptions | None) -> ChatOptions | None:
+    """Overlay ``override`` on ``default`` field by field; ``None`` (or an empty mapping/tuple) means "not set".
+
+    The result has the class of ``override`` when both are given (so a prompt's
+    :class:`ToolCallingChatOptions` keeps its tools), else the class of whichever is given.
+    ``extra_body`` mappings are merged key by key, the override winning.
+
+    Args:
+        default: The model's default options.
+        override: The prompt's options.
+
+    Returns:
+        The merged options, or ``None`` when neither is given.
+    """
+    if default is None:
+        return override
+    if override is None:
+        return default
+    target_cls = type(override) if isinstance(override, type(default)) else type(default)
+    values: dict[str, Any] = {}
+    for f in fields(target_cls):
+        base = getattr(default, f.name, None)
+        top = getattr(override, f.name, None)
+        if f.name == 'extra_body':
+            values[f.name] = {**dict(base or {}), **dict(top or {})}
+        else:
+            values[f.name] = base if _unset(f.name, top) and base is not None else top
+    return target_cls(**values)
+
+
+def message_to_openai(message: Message) -> list[dict[str, Any]]:
+    """One of our messages as OpenAI ``messages[]`` entries.
+
+    A :class:`ToolResponseMessage` becomes one ``{'role': 'tool', 'tool_call_id', 'content'}`` entry
+    per response; every other message becomes exactly one entry. Empty tool-call arguments are sent
+    as ``'{}'`` because several servers reject an empty string.
+
+    Raises:
+        TypeError: For an object that is not one of the four message classes.
+    """
+    if isinstance(message, SystemMessage):
+        return [{'role': 'system', 'content': message.text}]
+    if isinstance(message, UserMessage):
+        return [{'role': 'user', 'content': message.text}]
+    if isinstance(message, AssistantMessage):
+        entry: dict[str, Any] = {'role': 'assistant', 'content': message.content}
+        if message.tool_calls:
+            entry['tool_calls'] = [
+                {
+                    'id': call.id,
+                    'type': call.type or 'function',
+                    'function': {'name': call.name, 'arguments': call.arguments or '{}'},
+                }
+                for call in message.tool_calls
+            ]
+        elif message.content is None:
+            entry['content'] = ''
+        return [entry]
+    if isinstance(message, ToolResponseMessage):
+        return [{'role': 'tool', 'tool_call_id': r.id, 'content': r.response_data} for r in message.responses]
+    raise TypeError(f'cannot send a {type(message).__name__} to an OpenAI-compatible model')
+
+
+def build_request_body(
+    prompt: Prompt, options: ChatOptions | None, *, model: str | None, stream: bool
+) -> dict[str, Any]:
+    """The Chat Completions request body for ``prompt`` under the already merged ``options``.
+
+    Fields that are ``None`` are left out so the server applies its own defaults. ``tools`` comes from
+    ``options.tool_callbacks`` (``tool_choice``/``parallel_tool_calls`` only when set, the latter only
+    with tools); ``extra_body`` is merged last and may override anything.
+
+    Args:
+        prompt: Messages to send.
+        options: Merged options (see :func:`merge_options`).
+        model: Fallback model name when the options carry none.
+        stream: Add ``stream: true`` and ``stream_options: {'include_usage': true}``.
+    """
+    body: dict[str, Any] = {}
+    model_name = (options.model if options else None) or model
+    if model_name:
+        body['model'] = model_name
+    body['messages'] = [entry for message in prompt.messages for entry in message_to_openai(message)]
+    if options is not None:
+        for name in _SAMPLING_FIELDS:
+            value = getattr(options, name)
+            if value is not None:
+                body[name] = value
+        if options.stop is not None:
+            body['stop'] = list(options.stop)
+    if isinstance(options, ToolCallingChatOptions):
+        tools = [cb.tool_definition.to_openai() for cb in options.tool_callbacks]
+        if tools:
+            body['tools'] = tools
+            if options.parallel_tool_calls is not None:
+                body['parallel_tool_calls'] = options.parallel_tool_calls
+        if options.tool_choice is not None:
+            choice = options.tool_choice
+            body['tool_choice'] = choice if isinstance(choice, str) else dict(choice)
+    if stream:
+        body['stream'] = True
+        body['stream_options'] = {'include_usage': True}
+    if options is not None and options.extra_body:
+        body.update(options.extra_body)
+    return body
+
+
+def _arguments_text(arguments: Any) -> str:
+    if arguments is None:
+        return ''
+    if isinstance(arguments, str):
+        return arguments
+    return orjson.dumps(arguments).decode()
+
+
+def parse_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """``message.tool_calls`` of a completion (or the aggregator's list) as :class:`ToolCall` s.
+
+    Accepts both the wire shape (``{'id', 'type', 'function': {'name', 'arguments'}}``) and the flat
+    shape of the stream aggregator (``{'index', 'id', 'type', 'name', 'arguments'}``). Object arguments
+    (some servers send them parsed) are serialised back to JSON text; a missing id becomes
+    ``'call_<position>'``.
+    """
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        return ()
+    calls: list[ToolCall] = []
+    for position, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            continue
+        function = item.get('function')
+        source: Mapping[str, Any] = function if isinstance(function, Mapping) else item
+        calls.append(
+            ToolCall(
+                id=str(item.get('id') or f'call_{position}'),
+                type=str(item.get('type') or 'function'),
+                name=str(source.get('name') or ''),
+                arguments=_arguments_text(source.get('arguments')),
+            )
+        )
+    return tuple(calls)
+
+
+def _reasoning(message: Mapping[str, Any]) -> str | None:
+    for key in ('reasoning_content', 'reasoning'):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def parse_completion(payload: Mapping[str, Any]) -> ChatResponse:
+    """A non-streamed ``chat.completion`` JSON object as a :class:`ChatResponse`.
+
+    One :class:`Generation` per choice (reasoning text under ``output.metadata['reasoning']``), finish
+    reasons as sent, usage via :meth:`Usage.from_openai` (native object kept). ``created`` and
+    ``system_fingerprint`` go to the response metadata when present.
+    """
+    generations: list[Generation] = []
+    choices = payload.get('choices')
+    for choice in choices if isinstance(choices, list) else []:
+        if not isinstance(choice, Mapping):
+            continue
+        message = choice.get('message')
+        message = message if isinstance(message, Mapping) else {}
+        content = message.get('content')
+        metadata: dict[str, Any] = {}
+        reasoning = _reasoning(message)
+        if reasoning is not None:
+            metadata['reasoning'] = reasoning
+        finish = choice.get('finish_reason')
+        generations.append(
+            Generation(
+                AssistantMessage(
+                    content if isinstance(content, str) else None,
+                    parse_tool_calls(message.get('tool_calls')),
+                    metadata,
+                ),
+                finish if isinstance(finish, str) else None,
+            )
+        )
+    usage = payload.get('usage')
+    extra = {k: payload[k] for k in ('created', 'system_fingerprint') if payload.get(k) is not None}
+    return ChatResponse(
+        tuple(generations),
+        id=payload.get('id') if isinstance(payload.get('id'), str) else None,
+        model=payload.get('model') if isinstance(payload.get('model'), str) else None,
+        usage=Usage.from_openai(usage) if isinstance(usage, Mapping) else None,
+        metadata=extra,
+    )
+
+
+def provider_error_message(body: bytes) -> str | None:
+    """The human message inside an error body, if it has one.
+
+    Understands ``{'error': {'message': ...}}`` (OpenAI, llama.cpp, vLLM), ``{'error': '...'}``,
+    ``{'message': ...}`` and ``{'detail': ...}``; returns ``None`` for anything else.
+    """
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, Mapping):
+        return None
+    error = data.get('error')
+    if isinstance(error, Mapping) and isinstance(error.get('message'), str):
+        return str(error['message'])
+    for candidate in (error, data.get('message'), data.get('detail')):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    return None

