@@ -2,7 +2,6 @@ import asyncio
 import logging
 
 import pytest
-
 from toolweave.chat import (
     AssistantMessage,
     ChatResponse,
@@ -102,15 +101,22 @@ def test_no_tool_call_is_an_error():
 
 def test_first_generation_with_tool_calls_is_used():
     manager = DefaultToolCallingManager()
-    chat = ChatResponse((Generation(AssistantMessage('text only')), Generation(AssistantMessage(None, (call('add', '{"a": 2, "b": 2}'),)))))
+    chat = ChatResponse(
+        (
+            Generation(AssistantMessage('text only')),
+            Generation(AssistantMessage(None, (call('add', '{"a": 2, "b": 2}'),))),
+        )
+    )
     assert responses(manager.execute_tool_calls(prompt(add), chat)) == [('call_add', 'add', '4')]
 
 
 def test_unknown_tool_warns_then_raises(caplog):
     manager = DefaultToolCallingManager()
-    with caplog.at_level(logging.WARNING, logger='toolweave.tools'):
-        with pytest.raises(LookupError, match='No ToolCallback found for tool name: ad'):
-            manager.execute_tool_calls(prompt(add), response(call('ad')))
+    with (
+        caplog.at_level(logging.WARNING, logger='toolweave.tools'),
+        pytest.raises(LookupError, match='No ToolCallback found for tool name: ad'),
+    ):
+        manager.execute_tool_calls(prompt(add), response(call('ad')))
     assert "LLM may have adapted the tool name 'ad'" in caplog.records[0].getMessage()
 
 
@@ -137,14 +143,18 @@ def test_request_tools_win_over_resolver():
 
 def test_return_direct_is_folded_with_and():
     manager = DefaultToolCallingManager()
-    both = manager.execute_tool_calls(prompt(ticket, ticket_two), response(call('ticket', '{"subject": "a"}'), call('ticket_two', '{"subject": "b"}')))
+    both = manager.execute_tool_calls(
+        prompt(ticket, ticket_two), response(call('ticket', '{"subject": "a"}'), call('ticket_two', '{"subject": "b"}'))
+    )
     assert both.return_direct is True
     generations = both.build_generations()
     assert [(g.output.content, g.finish_reason, dict(g.metadata)) for g in generations] == [
         ('TICKET-1 a', 'returnDirect', {'toolId': 'call_ticket', 'toolName': 'ticket'}),
         ('TICKET-2 b', 'returnDirect', {'toolId': 'call_ticket_two', 'toolName': 'ticket_two'}),
     ]
-    mixed = manager.execute_tool_calls(prompt(ticket, add), response(call('ticket', '{"subject": "a"}'), call('add', '{"a": 1, "b": 1}')))
+    mixed = manager.execute_tool_calls(
+        prompt(ticket, add), response(call('ticket', '{"subject": "a"}'), call('add', '{"a": 1, "b": 1}'))
+    )
     assert mixed.return_direct is False
 
 
@@ -211,17 +221,26 @@ def test_limit_counts_from_last_user_message_and_throws_with_partial_responses()
     old_turn = history_with_prior_calls('add', 3)
     new_turn = history_with_prior_calls('add', 1)
     p = prompt(add, history=(*old_turn, UserMessage('again'), *new_turn))
-    chat = response(call('add', '{"a": 1, "b": 1}', 'x1'), call('add', '{"a": 1, "b": 2}', 'x2'), call('add', '{"a": 1, "b": 3}', 'x3'))
+    chat = response(
+        call('add', '{"a": 1, "b": 1}', 'x1'),
+        call('add', '{"a": 1, "b": 2}', 'x2'),
+        call('add', '{"a": 1, "b": 3}', 'x3'),
+    )
     with pytest.raises(ToolCallLimitExceededError) as info:
         manager.execute_tool_calls(p, chat)
-    assert str(info.value) == "Tool call limit (3) exceeded for tool 'add'. No further calls to this tool are allowed in this turn."
+    assert (
+        str(info.value)
+        == "Tool call limit (3) exceeded for tool 'add'. No further calls to this tool are allowed in this turn."
+    )
     assert [(r.id, r.response_data) for r in info.value.partial_responses] == [('x1', '2'), ('x2', '3')]
 
 
 def test_limit_return_error_response_goes_on():
     limits = ToolCallLimits().max_total_tool_calls(2).with_behavior(ToolCallLimitBehavior.RETURN_ERROR_RESPONSE)
     manager = DefaultToolCallingManager(limits=limits)
-    chat = response(call('add', '{"a": 1, "b": 1}', 'a'), call('nothing', '{}', 'b'), call('add', '{"a": 2, "b": 2}', 'c'))
+    chat = response(
+        call('add', '{"a": 1, "b": 1}', 'a'), call('nothing', '{}', 'b'), call('add', '{"a": 2, "b": 2}', 'c')
+    )
     result = manager.execute_tool_calls(prompt(add, nothing), chat)
     assert responses(result) == [
         ('a', 'add', '2'),
@@ -262,7 +281,9 @@ def test_async_execution_matches_sync():
         return a * b
 
     manager = DefaultToolCallingManager()
-    chat = response(call('mul', '{"a": 3, "b": 4}', 'm'), call('add', '{"a": 3, "b": 4}', 'a'), call('fails', '{"code": 2}', 'f'))
+    chat = response(
+        call('mul', '{"a": 3, "b": 4}', 'm'), call('add', '{"a": 3, "b": 4}', 'a'), call('fails', '{"code": 2}', 'f')
+    )
     result = asyncio.run(manager.aexecute_tool_calls(prompt(mul, add, fails), chat))
     assert responses(result) == [('m', 'mul', '12'), ('a', 'add', '7'), ('f', 'fails', 'bad code 2')]
 
@@ -274,7 +295,17 @@ def test_spans_follow_genai_conventions():
     captured = []
 
     class Recorder(trace.Tracer):
-        def start_span(self, name, context=None, kind=trace.SpanKind.INTERNAL, attributes=None, links=None, start_time=None, record_exception=True, set_status_on_exception=True):
+        def start_span(
+            self,
+            name,
+            context=None,
+            kind=trace.SpanKind.INTERNAL,
+            attributes=None,
+            links=None,
+            start_time=None,
+            record_exception=True,
+            set_status_on_exception=True,
+        ):
             captured.append((name, dict(attributes or {})))
             return NonRecordingSpan(trace.INVALID_SPAN_CONTEXT)
 
@@ -292,7 +323,9 @@ def test_spans_follow_genai_conventions():
     original = manager_module._tracer
     manager_module._tracer = Recorder()
     try:
-        DefaultToolCallingManager(record_content=True).execute_tool_calls(prompt(add), response(call('add', '{"a": 1, "b": 1}', 'c9')))
+        DefaultToolCallingManager(record_content=True).execute_tool_calls(
+            prompt(add), response(call('add', '{"a": 1, "b": 1}', 'c9'))
+        )
     finally:
         manager_module._tracer = original
     assert captured[0][0] == 'execute_tool add'

@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 
 import pydantic
 import pytest
-
 from toolweave.tools import (
     DefaultToolCallResultConverter,
     MethodToolCallback,

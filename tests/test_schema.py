@@ -4,7 +4,6 @@ from typing import Annotated, Literal, Optional
 
 import pydantic
 import pytest
-
 from toolweave.tools import MethodToolCallback, ToolContext, ToolParam, tool
 from toolweave.tools.schema import SCHEMA_DIALECT, function_schema, name_to_description
 
@@ -152,7 +151,7 @@ def test_tool_description_defaults():
     def get_weather_now(city: str) -> str:
         return city
 
-    def getWeatherNow(city: str) -> str:  # noqa: N802
+    def getWeatherNow(city: str) -> str:
         return city
 
     assert MethodToolCallback(get_weather_now).tool_definition.description == 'get weather now'

@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-
 from toolweave import ChatClient, tool
 from toolweave.advisors import (
     HIGHEST_PRECEDENCE,
@@ -35,7 +34,9 @@ def open_ticket(subject: str) -> str:
 
 def two_round_script() -> list:
     return [
-        S.tool_call_response('get_weather', {'city': 'Paris'}, 'c1', usage=S.usage(100, 10, prompt_tokens_details={'cached_tokens': 40})),
+        S.tool_call_response(
+            'get_weather', {'city': 'Paris'}, 'c1', usage=S.usage(100, 10, prompt_tokens_details={'cached_tokens': 40})
+        ),
         S.text_response('It is 18 C in Paris.', usage=S.usage(130, 8, prompt_tokens_details={'cached_tokens': 100})),
     ]
 
@@ -62,7 +63,12 @@ def test_blocking_loop_runs_tool_and_sums_usage():
     second = model.prompts[1].messages
     assert isinstance(second[-1], ToolResponseMessage)
     assert [(r.id, r.name, r.response_data) for r in second[-1].responses] == [('c1', 'get_weather', '18 C, sunny')]
-    assert [type(m).__name__ for m in second] == ['SystemMessage', 'UserMessage', 'AssistantMessage', 'ToolResponseMessage']
+    assert [type(m).__name__ for m in second] == [
+        'SystemMessage',
+        'UserMessage',
+        'AssistantMessage',
+        'ToolResponseMessage',
+    ]
     assert [cb.tool_definition.name for cb in model.prompts[0].options.tool_callbacks] == ['get_weather']
 
 
@@ -84,10 +90,12 @@ def test_streaming_loop_hides_tool_chunks_and_sums_usage():
 
 
 def test_streaming_emits_usage_correction_when_last_round_has_none():
-    model = ScriptedChatModel([
-        S.tool_call_response('get_weather', {'city': 'Oslo'}, usage=S.usage(50, 5)),
-        S.text_response('Snowy.'),
-    ])
+    model = ScriptedChatModel(
+        [
+            S.tool_call_response('get_weather', {'city': 'Oslo'}, usage=S.usage(50, 5)),
+            S.text_response('Snowy.'),
+        ]
+    )
     chunks = stream_all(ChatClient.create(model).prompt('Oslo?').tools(get_weather))
     assert chunks[-1].generations == ()
     assert chunks[-1].usage == Usage(50, 5, 55)
@@ -117,9 +125,11 @@ def test_return_direct_ends_loop_with_tool_output(mode):
 @pytest.mark.parametrize('mode', ['call', 'stream'])
 def test_limit_breach_becomes_final_generation(mode):
     manager = DefaultToolCallingManager(limits=ToolCallLimits().max_calls_per_tool(1))
-    model = ScriptedChatModel([
-        S.tool_call_response('get_weather', {'city': 'Paris'}, 'a', more=[('get_weather', {'city': 'Oslo'})]),
-    ])
+    model = ScriptedChatModel(
+        [
+            S.tool_call_response('get_weather', {'city': 'Paris'}, 'a', more=[('get_weather', {'city': 'Oslo'})]),
+        ]
+    )
     client = ChatClient.builder(model).tool_calling_advisor(ToolCallingAdvisor(manager)).build()
     spec = client.prompt('Both?').tools(get_weather)
     chat = spec.call().chat_response() if mode == 'call' else stream_all(spec)[-1]
@@ -221,7 +231,9 @@ class Recorder(BaseAdvisor):
 @pytest.mark.parametrize('mode', ['call', 'acall'])
 def test_inner_advisor_runs_every_round_outer_once(mode):
     inner, outer = Recorder(0), Recorder(HIGHEST_PRECEDENCE + 100)
-    spec = ChatClient.create(ScriptedChatModel(two_round_script())).prompt('q').tools(get_weather).advisors(inner, outer)
+    spec = (
+        ChatClient.create(ScriptedChatModel(two_round_script())).prompt('q').tools(get_weather).advisors(inner, outer)
+    )
     if mode == 'call':
         spec.call()
     else:
@@ -291,7 +303,11 @@ def test_tools_accepts_objects_lists_and_callbacks():
 
     model = ScriptedChatModel([S.text_response('ok')])
     ChatClient.create(model).prompt('q').tools(Tools(), [MethodToolCallback(get_weather)]).call()
-    assert [cb.tool_definition.name for cb in model.prompts[0].options.tool_callbacks] == ['alpha', 'beta', 'get_weather']
+    assert [cb.tool_definition.name for cb in model.prompts[0].options.tool_callbacks] == [
+        'alpha',
+        'beta',
+        'get_weather',
+    ]
     with pytest.raises(ValueError, match='No @tool methods found'):
         ChatClient.create(model).prompt('q').tools(object()).call()
 

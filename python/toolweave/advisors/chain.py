@@ -9,7 +9,7 @@ per round. Advisors are sorted by ``order`` with a stable sort (equal orders kee
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TypeVar
+from typing import cast
 
 from toolweave.advisors.api import (
     Advisor,
@@ -20,8 +20,6 @@ from toolweave.advisors.api import (
 )
 
 __all__ = ['DefaultAroundAdvisorChain']
-
-A = TypeVar('A', bound=Advisor)
 
 
 class DefaultAroundAdvisorChain:
@@ -45,18 +43,18 @@ class DefaultAroundAdvisorChain:
 
     def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (blocking)."""
-        advisor, rest = self._next(CallAdvisor)
-        return advisor.advise_call(request, rest)
+        index = self._next_index(CallAdvisor)
+        return cast(CallAdvisor, self._advisors[index]).advise_call(request, self._after(index))
 
     async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (async)."""
-        advisor, rest = self._next(CallAdvisor)
-        return await advisor.aadvise_call(request, rest)
+        index = self._next_index(CallAdvisor)
+        return await cast(CallAdvisor, self._advisors[index]).aadvise_call(request, self._after(index))
 
     def next_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
         """Run the next :class:`StreamAdvisor`."""
-        advisor, rest = self._next(StreamAdvisor)
-        return advisor.advise_stream(request, rest)
+        index = self._next_index(StreamAdvisor)
+        return cast(StreamAdvisor, self._advisors[index]).advise_stream(request, self._after(index))
 
     def copy(self, after: Advisor) -> DefaultAroundAdvisorChain:
         """A chain of the advisors after ``after`` (Spring ``copy(CallAdvisor after)``).
@@ -69,11 +67,13 @@ class DefaultAroundAdvisorChain:
                 return DefaultAroundAdvisorChain(self._advisors[index + 1 :], _sorted=True)
         raise ValueError(f'advisor {after.name} is not on this chain')
 
-    def _next(self, kind: type[A]) -> tuple[A, DefaultAroundAdvisorChain]:
+    def _after(self, index: int) -> DefaultAroundAdvisorChain:
+        return DefaultAroundAdvisorChain(self._advisors, index + 1, _sorted=True)
+
+    def _next_index(self, kind: type) -> int:
         for index in range(self._position, len(self._advisors)):
-            advisor = self._advisors[index]
-            if isinstance(advisor, kind):
-                return advisor, DefaultAroundAdvisorChain(self._advisors, index + 1, _sorted=True)
+            if isinstance(self._advisors[index], kind):
+                return index
         raise LookupError(f'No {kind.__name__} left on the chain: add a model advisor at LOWEST_PRECEDENCE')
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from toolweave.chat.messages import Message, ToolResponseMessage, UserMessage
 
-__all__ = ['ToolCallLimitBehavior', 'ToolCallLimits', 'ToolCallCounter']
+__all__ = ['ToolCallCounter', 'ToolCallLimitBehavior', 'ToolCallLimits']
 
 DEFAULT_MAX_CALLS_PER_TOOL = 40
 DEFAULT_MAX_TOTAL_TOOL_CALLS = 150
@@ -77,7 +77,7 @@ class ToolCallLimits:
 
     def limit_for(self, tool: str) -> int | None:
         """The per-tool limit that applies to ``tool``."""
-        return self.per_tool[tool] if tool in self.per_tool else self.per_tool_default
+        return self.per_tool.get(tool, self.per_tool_default)
 
 
 def _check_positive(n: int) -> None:

@@ -50,8 +50,10 @@ class ToolExecutionResult:
     return_direct: bool = False
 
     def build_generations(self) -> tuple[Generation, ...]:
-        """One generation per tool response: text = raw tool output, finish reason ``returnDirect``,
-        metadata ``toolId``/``toolName`` (Spring ``ToolExecutionResult.buildGenerations``)."""
+        """One generation per tool response (Spring ``ToolExecutionResult.buildGenerations``).
+
+        Text = the raw tool output, finish reason ``returnDirect``, metadata ``toolId``/``toolName``.
+        """
         last = self.conversation_history[-1] if self.conversation_history else None
         if not isinstance(last, ToolResponseMessage):
             return ()
@@ -262,4 +264,3 @@ def _tool_context(prompt: Prompt, message: AssistantMessage) -> ToolContext:
     values = dict(options.tool_context) if isinstance(options, ToolCallingChatOptions) else {}
     values[ToolContext.TOOL_CALL_HISTORY] = (*prompt.messages, message)
     return ToolContext(values)
-

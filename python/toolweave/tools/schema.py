@@ -130,7 +130,7 @@ def _function_schema(func: Callable[..., Any]) -> FunctionSchema:
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, '__call__', None))
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
 
 
 def _is_tool_context(annotation: Any) -> bool:
