@@ -1,0 +1,39 @@
+//! The Python binding: `toolweave._core`.
+
+mod errors;
+mod json;
+mod stream;
+mod usage;
+
+use pyo3::prelude::*;
+
+/// `0.1.0-alpha.1` -> `0.1.0a1` (PEP 440), as pydantic-core and jiter do.
+fn python_version() -> String {
+    env!("CARGO_PKG_VERSION")
+        .replace("-alpha.", "a")
+        .replace("-alpha", "a")
+        .replace("-beta.", "b")
+        .replace("-beta", "b")
+}
+
+#[pymodule(gil_used = false)]
+pub mod _core {
+    #[pymodule_export]
+    use super::json::parse_arguments;
+    #[pymodule_export]
+    use super::stream::StreamAggregator;
+    #[pymodule_export]
+    use super::usage::UsageAccumulator;
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", super::python_version())?;
+        let exc = super::errors::exceptions(m.py())?;
+        m.add("ToolArgumentsError", exc.tool_arguments.bind(m.py()))?;
+        m.add("StreamFormatError", exc.stream_format.bind(m.py()))?;
+        m.add("ProviderStreamError", exc.provider_stream.bind(m.py()))?;
+        Ok(())
+    }
+}

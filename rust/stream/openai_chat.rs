@@ -1,0 +1,560 @@
+//! Aggregator for OpenAI chat-completions chunks (`chat.completion.chunk`), also spoken by Groq,
+//! DeepSeek, Mistral, xAI, Ollama's and llama.cpp's OpenAI-compatible endpoints.
+//!
+//! Each chunk is read with a targeted `jiter` pass: only the fields we aggregate are decoded, the
+//! rest is validated and skipped. Only choice index 0 is aggregated (a choice without `index`
+//! counts as 0). Within one chunk a repeated key behaves like a Python dict: the last one wins.
+//!
+//! Tool-call fragments merge by `index` (0 is a real index). A fragment without an integer
+//! `index` merges by `id` when that id is known, starts a new call when its id is new, and
+//! continues the most recently started call when it has no id. `id`, `type` and `name` come from
+//! the first fragment with a non-empty value; `arguments` are concatenated.
+
+use std::ops::Range;
+
+use jiter::{Jiter, JiterResult, NumberAny, NumberInt, Peek};
+
+use super::sse::SseEvent;
+use super::Outcome;
+use crate::errors::{show, CoreError};
+
+/// Characters of a bad payload quoted in a `StreamFormatError`.
+const PAYLOAD_EXCERPT: usize = 60;
+
+/// One aggregated tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    /// The provider's `index` (or one assigned in order of appearance when it sent none).
+    pub index: i64,
+    /// Call id, `""` if never sent.
+    pub id: String,
+    /// Call type, `function` unless the provider said otherwise.
+    pub kind: String,
+    /// Function name, `""` if never sent.
+    pub name: String,
+    /// The concatenated argument text.
+    pub arguments: String,
+}
+
+/// The aggregation state of one OpenAI chat-completions stream.
+#[derive(Debug, Default)]
+pub struct OpenAiChatAggregator {
+    /// First non-empty top-level `id`.
+    pub id: Option<String>,
+    /// First non-empty top-level `model`.
+    pub model: Option<String>,
+    /// Concatenated `delta.content`.
+    pub text: String,
+    /// Concatenated `delta.reasoning_content` / `delta.reasoning`; `None` until one is seen.
+    pub reasoning: Option<String>,
+    /// Tool calls in order of first appearance.
+    pub tool_calls: Vec<ToolCall>,
+    /// Last non-null `finish_reason`.
+    pub finish_reason: Option<String>,
+    /// JSON text of the last non-null top-level `usage` object.
+    pub usage: Option<Vec<u8>>,
+    /// `data: [DONE]` was seen.
+    pub done: bool,
+    /// Number of data events aggregated as chunks.
+    pub chunks: usize,
+    /// Number of events dispatched so far (used to number events in errors).
+    pub events: usize,
+    /// The first provider error seen.
+    pub error: Option<CoreError>,
+}
+
+#[derive(Default)]
+struct Fragment {
+    index: Option<i64>,
+    id: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Default)]
+struct Choice {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    finish_reason: Option<String>,
+    tool_calls: Vec<Fragment>,
+}
+
+#[derive(Default)]
+struct Chunk {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<Range<usize>>,
+    error: bool,
+    choices: Vec<Choice>,
+}
+
+fn opt_string(j: &mut Jiter<'_>) -> JiterResult<Option<String>> {
+    let peek = j.peek()?;
+    if peek == Peek::String {
+        Ok(Some(j.known_str()?.to_owned()))
+    } else {
+        j.known_skip(peek)?;
+        Ok(None)
+    }
+}
+
+/// `Some(i)` for a JSON integer that fits i64, `None` for anything else.
+fn opt_int(j: &mut Jiter<'_>) -> JiterResult<Option<i64>> {
+    let peek = j.peek()?;
+    if peek.is_num() {
+        Ok(match j.known_number(peek)? {
+            NumberAny::Int(NumberInt::Int(i)) => Some(i),
+            _ => None,
+        })
+    } else {
+        j.known_skip(peek)?;
+        Ok(None)
+    }
+}
+
+/// Iterate an array's object elements; non-objects (and non-arrays) are skipped.
+fn each_object(
+    j: &mut Jiter<'_>,
+    mut f: impl FnMut(&mut Jiter<'_>) -> JiterResult<()>,
+) -> JiterResult<()> {
+    let peek = j.peek()?;
+    if peek != Peek::Array {
+        return j.known_skip(peek);
+    }
+    let mut next = j.known_array()?;
+    while let Some(p) = next {
+        if p == Peek::Object {
+            f(j)?;
+        } else {
+            j.known_skip(p)?;
+        }
+        next = j.array_step()?;
+    }
+    Ok(())
+}
+
+/// Call `f` with each key of the object at the cursor (the `Peek::Object` must already be known).
+macro_rules! for_keys {
+    ($j:ident, $key:ident => $body:block) => {{
+        let mut k = $j.known_object()?;
+        while let Some($key) = k {
+            $body
+            k = $j.next_key()?;
+        }
+    }};
+}
+
+fn parse_fragment(j: &mut Jiter<'_>) -> JiterResult<Fragment> {
+    let mut f = Fragment::default();
+    for_keys!(j, key => {
+        match key {
+            "index" => f.index = opt_int(j)?,
+            "id" => f.id = opt_string(j)?,
+            "type" => f.kind = opt_string(j)?,
+            "function" => {
+                f.name = None;
+                f.arguments = None;
+                let peek = j.peek()?;
+                if peek == Peek::Object {
+                    for_keys!(j, fk => {
+                        match fk {
+                            "name" => f.name = opt_string(j)?,
+                            "arguments" => f.arguments = opt_string(j)?,
+                            _ => j.next_skip()?,
+                        }
+                    });
+                } else {
+                    j.known_skip(peek)?;
+                }
+            }
+            _ => j.next_skip()?,
+        }
+    });
+    Ok(f)
+}
+
+fn parse_delta(j: &mut Jiter<'_>, c: &mut Choice) -> JiterResult<()> {
+    *c = Choice {
+        finish_reason: c.finish_reason.take(),
+        ..Choice::default()
+    };
+    let peek = j.peek()?;
+    if peek != Peek::Object {
+        return j.known_skip(peek);
+    }
+    for_keys!(j, key => {
+        match key {
+            "content" => c.content = opt_string(j)?,
+            "reasoning_content" => c.reasoning_content = opt_string(j)?,
+            "reasoning" => c.reasoning = opt_string(j)?,
+            "tool_calls" => {
+                c.tool_calls.clear();
+                each_object(j, |j| {
+                    c.tool_calls.push(parse_fragment(j)?);
+                    Ok(())
+                })?;
+            }
+            _ => j.next_skip()?,
+        }
+    });
+    Ok(())
+}
+
+fn parse_choice(j: &mut Jiter<'_>) -> JiterResult<Option<Choice>> {
+    let mut c = Choice::default();
+    let mut index_is_zero = true;
+    for_keys!(j, key => {
+        match key {
+            "index" => index_is_zero = opt_int(j)? == Some(0),
+            "delta" => parse_delta(j, &mut c)?,
+            "finish_reason" => c.finish_reason = opt_string(j)?,
+            _ => j.next_skip()?,
+        }
+    });
+    Ok(index_is_zero.then_some(c))
+}
+
+fn parse_chunk(data: &[u8]) -> JiterResult<Option<Chunk>> {
+    let mut j = Jiter::new(data);
+    let mut c = Chunk::default();
+    let peek = j.peek()?;
+    if peek != Peek::Object {
+        j.known_skip(peek)?;
+        j.finish()?;
+        return Ok(None);
+    }
+    for_keys!(j, key => {
+        match key {
+            "id" => c.id = opt_string(&mut j)?,
+            "model" => c.model = opt_string(&mut j)?,
+            "usage" => {
+                let p = j.peek()?;
+                let start = j.current_index();
+                j.known_skip(p)?;
+                c.usage = (p == Peek::Object).then(|| start..j.current_index());
+            }
+            "error" => {
+                let p = j.peek()?;
+                c.error = p != Peek::Null;
+                j.known_skip(p)?;
+            }
+            "choices" => {
+                c.choices.clear();
+                each_object(&mut j, |j| {
+                    if let Some(choice) = parse_choice(j)? {
+                        c.choices.push(choice);
+                    }
+                    Ok(())
+                })?;
+            }
+            _ => j.next_skip()?,
+        }
+    });
+    j.finish()?;
+    Ok(Some(c))
+}
+
+/// First 60 characters of `data`, decoded lossily.
+fn payload_excerpt(data: &[u8]) -> String {
+    String::from_utf8_lossy(data)
+        .chars()
+        .take(PAYLOAD_EXCERPT)
+        .collect()
+}
+
+/// The message of a provider error payload: `error.message`, a string `error`, a top-level
+/// `message`, or else the raw text.
+fn provider_message(data: &[u8]) -> String {
+    let raw = || String::from_utf8_lossy(data).into_owned();
+    let Ok(value) = jiter::JsonValue::parse(data, false) else {
+        return raw();
+    };
+    let jiter::JsonValue::Object(obj) = &value else {
+        return raw();
+    };
+    match crate::json::get(obj, "error") {
+        Some(jiter::JsonValue::Object(err)) => match crate::json::get(err, "message") {
+            Some(jiter::JsonValue::Str(m)) => return m.to_string(),
+            _ => return raw(),
+        },
+        Some(jiter::JsonValue::Str(m)) => return m.to_string(),
+        _ => {}
+    }
+    match crate::json::get(obj, "message") {
+        Some(jiter::JsonValue::Str(m)) => m.to_string(),
+        _ => raw(),
+    }
+}
+
+fn trim_ascii(data: &[u8]) -> &[u8] {
+    let start = data
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(data.len());
+    let end = data
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &data[start..end]
+}
+
+impl OpenAiChatAggregator {
+    /// An empty aggregation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Aggregate one dispatched SSE event.
+    pub fn process_event(&mut self, ev: &SseEvent) -> Outcome {
+        self.events += 1;
+        if ev.event == b"error" {
+            return Outcome::Failed(self.provider_error(ev));
+        }
+        let data = trim_ascii(&ev.data);
+        if data.is_empty() {
+            return Outcome::Skipped;
+        }
+        if data == b"[DONE]" {
+            self.done = true;
+            return Outcome::Skipped;
+        }
+        let bad = |what: &str| {
+            let excerpt = payload_excerpt(&ev.data);
+            let message = format!("event {}: {what}: '{}'", self.events, show(&excerpt));
+            Outcome::Failed(CoreError::StreamFormat {
+                message,
+                event: self.events,
+                excerpt,
+            })
+        };
+        if std::str::from_utf8(&ev.data).is_err() {
+            return bad("data is not valid UTF-8");
+        }
+        match parse_chunk(&ev.data) {
+            Ok(Some(chunk)) if chunk.error => Outcome::Failed(self.provider_error(ev)),
+            Ok(Some(chunk)) => {
+                self.apply(chunk, &ev.data);
+                Outcome::Chunk
+            }
+            Ok(None) => bad("data is not a JSON object"),
+            Err(_) => bad("data is not valid JSON"),
+        }
+    }
+
+    fn provider_error(&mut self, ev: &SseEvent) -> CoreError {
+        let event = if ev.event.is_empty() {
+            "message".to_string()
+        } else {
+            String::from_utf8_lossy(&ev.event).into_owned()
+        };
+        let err = CoreError::Provider {
+            message: provider_message(&ev.data),
+            event,
+            data: ev.data.clone(),
+        };
+        if self.error.is_none() {
+            self.error = Some(err.clone());
+        }
+        err
+    }
+
+    fn apply(&mut self, chunk: Chunk, data: &[u8]) {
+        self.chunks += 1;
+        if self.id.is_none() {
+            self.id = chunk.id.filter(|s| !s.is_empty());
+        }
+        if self.model.is_none() {
+            self.model = chunk.model.filter(|s| !s.is_empty());
+        }
+        if let Some(r) = chunk.usage {
+            self.usage = Some(data[r].to_vec());
+        }
+        for choice in chunk.choices {
+            if let Some(t) = choice.content {
+                self.text.push_str(&t);
+            }
+            for r in [choice.reasoning_content, choice.reasoning]
+                .into_iter()
+                .flatten()
+            {
+                self.reasoning.get_or_insert_with(String::new).push_str(&r);
+            }
+            for frag in choice.tool_calls {
+                self.merge(frag);
+            }
+            if choice.finish_reason.is_some() {
+                self.finish_reason = choice.finish_reason;
+            }
+        }
+    }
+
+    fn merge(&mut self, frag: Fragment) {
+        let id = frag.id.filter(|s| !s.is_empty());
+        let slot = match frag.index {
+            Some(i) => self
+                .tool_calls
+                .iter()
+                .position(|c| c.index == i)
+                .unwrap_or_else(|| self.push_call(i)),
+            None => match &id {
+                Some(id) => match self.tool_calls.iter().position(|c| &c.id == id) {
+                    Some(p) => p,
+                    None => self.push_call(self.next_index()),
+                },
+                None if !self.tool_calls.is_empty() => self.tool_calls.len() - 1,
+                None => self.push_call(self.next_index()),
+            },
+        };
+        let call = &mut self.tool_calls[slot];
+        if call.id.is_empty() {
+            if let Some(id) = id {
+                call.id = id;
+            }
+        }
+        if call.kind.is_empty() {
+            if let Some(k) = frag.kind.filter(|s| !s.is_empty()) {
+                call.kind = k;
+            }
+        }
+        if call.name.is_empty() {
+            if let Some(n) = frag.name.filter(|s| !s.is_empty()) {
+                call.name = n;
+            }
+        }
+        if let Some(a) = frag.arguments {
+            call.arguments.push_str(&a);
+        }
+    }
+
+    fn next_index(&self) -> i64 {
+        self.tool_calls
+            .iter()
+            .map(|c| c.index.saturating_add(1))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn push_call(&mut self, index: i64) -> usize {
+        self.tool_calls.push(ToolCall {
+            index,
+            ..ToolCall::default()
+        });
+        self.tool_calls.len() - 1
+    }
+
+    /// The call type to report: the provider's, or `function`.
+    pub fn call_kind(call: &ToolCall) -> &str {
+        if call.kind.is_empty() {
+            "function"
+        } else {
+            &call.kind
+        }
+    }
+
+    /// No `[DONE]` and no finish reason seen.
+    pub fn truncated(&self) -> bool {
+        !self.done && self.finish_reason.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::StreamAggregator;
+    use super::*;
+
+    fn run(stream: &[u8]) -> (StreamAggregator, Vec<Outcome>) {
+        let mut agg = StreamAggregator::new("openai-chat").unwrap();
+        let mut outcomes: Vec<Outcome> = agg.feed(stream).into_iter().map(|(_, o)| o).collect();
+        outcomes.extend(agg.finish().into_iter().map(|(_, o)| o));
+        (agg, outcomes)
+    }
+
+    #[test]
+    fn aggregates_text_tools_usage() {
+        let stream = concat!(
+            "data: {\"id\":\"c1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\",\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"r\",\"tool_calls\":[{\"index\":0,\"id\":\"\",\"function\":{\"name\":\"\",\"arguments\":\":1}\"}},{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"g\"}}]},\"finish_reason\":\"tool_calls\"},{\"index\":1,\"delta\":{\"content\":\"ignored\"}}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (agg, outcomes) = run(stream.as_bytes());
+        assert_eq!(
+            outcomes,
+            vec![
+                Outcome::Chunk,
+                Outcome::Chunk,
+                Outcome::Chunk,
+                Outcome::Skipped
+            ]
+        );
+        let s = agg.state();
+        assert_eq!(s.id.as_deref(), Some("c1"));
+        assert_eq!(s.text, "Hi");
+        assert_eq!(s.reasoning.as_deref(), Some("r"));
+        assert_eq!(s.tool_calls.len(), 2);
+        assert_eq!(s.tool_calls[0].arguments, "{\"x\":1}");
+        assert_eq!(s.tool_calls[0].name, "f");
+        assert_eq!(s.tool_calls[1].name, "g");
+        assert_eq!(s.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(s.usage.as_deref(), Some(&b"{\"prompt_tokens\":3}"[..]));
+        assert!(!s.truncated());
+        assert_eq!(s.chunks, 3);
+    }
+
+    #[test]
+    fn fragments_without_index() {
+        let stream = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":null,\"id\":\"X\",\"function\":{\"name\":\"w\",\"arguments\":\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"\",\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"Y\",\"function\":{\"name\":\"v\"}}]}}]}\n\n",
+        );
+        let (agg, _) = run(stream.as_bytes());
+        let calls = &agg.state().tool_calls;
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].index, calls[0].arguments.as_str()), (0, "{}"));
+        assert_eq!((calls[1].index, calls[1].id.as_str()), (1, "Y"));
+        assert!(agg.state().truncated());
+    }
+
+    #[test]
+    fn errors() {
+        let (agg, outcomes) = run(b"data: {\"a\": tru}\n\ndata: [1]\n\nevent: error\ndata: {\"error\":{\"message\":\"boom\"}}\n\ndata: {\"error\":\"x\"}");
+        assert!(matches!(
+            &outcomes[0],
+            Outcome::Failed(CoreError::StreamFormat { event: 1, .. })
+        ));
+        assert!(matches!(
+            &outcomes[1],
+            Outcome::Failed(CoreError::StreamFormat { event: 2, .. })
+        ));
+        assert!(
+            matches!(&outcomes[2], Outcome::Failed(CoreError::Provider { message, .. }) if message == "boom")
+        );
+        assert!(
+            matches!(&outcomes[3], Outcome::Failed(CoreError::Provider { message, .. }) if message == "x")
+        );
+        assert!(
+            matches!(&agg.state().error, Some(CoreError::Provider { message, .. }) if message == "boom")
+        );
+        assert_eq!(agg.state().chunks, 0);
+    }
+
+    #[test]
+    fn invalid_utf8_payload() {
+        let (_, outcomes) = run(b"data: {\"a\": \"\xff\"}\n\n");
+        assert!(matches!(
+            &outcomes[0],
+            Outcome::Failed(CoreError::StreamFormat { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_format() {
+        assert!(matches!(
+            StreamAggregator::new("anthropic"),
+            Err(CoreError::UnknownFormat(_))
+        ));
+    }
+}
