@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+# --- Rust core (toolweave._core) -----------------------------------------------------------------
+# Defined once inside toolweave._core and re-exported: the Rust implementation and the pure-Python
+# twins (toolweave._reference, TOOLWEAVE_PURE=1) raise these very classes.
+from toolweave._core import ProviderStreamError, StreamFormatError, ToolArgumentsError
+
+__all__ = [
+    'ChatModelError',
+    'LocalModelError',
+    'ProviderStreamError',
+    'StreamFormatError',
+    'ToolArgumentsError',
+]
+
 # --- providers (toolweave.providers) -------------------------------------------------------------
 
 

@@ -1,0 +1,160 @@
+"""Rust core of toolweave (``toolweave._core``): stream aggregation, strict tool-argument parsing, usage sums.
+
+Pure-Python twins with the same API live in ``toolweave._reference``; ``toolweave._native`` picks one.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+__version__: str
+
+class ToolArgumentsError(ValueError):
+    """Tool-call arguments are not a strict JSON object.
+
+    Attributes:
+        message: The full message, e.g.
+            ``invalid tool arguments at line 1 column 7 (char 6): expected a value near '{"a": tru'``.
+        position: 0-based offset of the error in characters (Unicode code points) of the text; for
+            ``bytes`` input, in characters of its UTF-8 decoding.
+        excerpt: Up to 20 characters either side of ``position``.
+        line: 1-based line of ``position`` (lines split on ``\\n``).
+        column: 1-based column of ``position``, in characters.
+    """
+
+    message: str
+    position: int
+    excerpt: str
+    line: int
+    column: int
+    def __init__(self, message: str, position: int = 0, excerpt: str = '', line: int = 1, column: int = 1) -> None: ...
+
+class StreamFormatError(ValueError):
+    """A stream event's data is not a JSON object. The aggregator stays usable.
+
+    Attributes:
+        message: The full message, e.g. ``event 3: data is not valid JSON: '{"a": tru'``.
+        event: 1-based number of the offending SSE event (every dispatched event counts).
+        excerpt: The first 60 characters of the event's data.
+        chunks: The chunks that the failing ``feed()``/``finish()`` call completed anyway.
+    """
+
+    message: str
+    event: int
+    excerpt: str
+    chunks: list[dict[str, Any]]
+    def __init__(self, message: str, event: int = 0, excerpt: str = '') -> None: ...
+
+class ProviderStreamError(RuntimeError):
+    """The provider reported an error inside the stream.
+
+    Raised for an ``event: error`` SSE frame or a data payload with a non-null top-level ``error``.
+    The partial result is kept.
+
+    Attributes:
+        message: The provider's message (``error.message``, a string ``error``, a top-level
+            ``message``, else the raw data).
+        error: ``{'event': str, 'message': str, 'data': <parsed payload, or its text if not JSON>}``.
+        chunks: The chunks that the failing ``feed()``/``finish()`` call completed anyway.
+    """
+
+    message: str
+    error: dict[str, Any] | None
+    chunks: list[dict[str, Any]]
+    def __init__(self, message: str, error: dict[str, Any] | None = None) -> None: ...
+
+class StreamAggregator:
+    """Aggregates a raw streamed chat-completions response.
+
+    Feed raw Server-Sent Events bytes split anywhere (mid-line, mid-UTF-8 character, mid-JSON; CRLF,
+    LF or CR line endings). Only choice index 0 is aggregated. Tool-call fragments merge by
+    ``index``; without an integer index, by a known ``id``; a new id starts a call; a fragment
+    without id continues the most recently started call. ``id``/``type``/``name`` come from the
+    first fragment with a non-empty value, ``arguments`` are concatenated.
+
+    When one call to ``feed()``/``finish()`` meets bad events, every event of that call is still
+    processed, then the first failure is raised with the good chunks in its ``chunks`` attribute.
+
+    Args:
+        format: The wire format; only ``'openai-chat'`` (OpenAI chat completions and compatible
+            servers) is supported, anything else raises ``ValueError``.
+    """
+
+    def __init__(self, format: str = 'openai-chat') -> None: ...
+    @property
+    def format(self) -> str:
+        """The format name given to the constructor."""
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The first provider error seen (``{'event', 'message', 'data'}``), or None."""
+    def feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
+        """Feed raw bytes.
+
+        Args:
+            data: The next piece of the HTTP body.
+
+        Returns:
+            The chunks completed by this call, in order: the parsed JSON object of each ``data:``
+            event. Comments, ``[DONE]``, empty events and ``id:``/``retry:`` fields yield nothing.
+
+        Raises:
+            StreamFormatError: An event's data is not a JSON object (invalid JSON or UTF-8, or an array...).
+            ProviderStreamError: An ``event: error`` frame or a payload with a non-null ``error``.
+        """
+    def finish(self) -> list[dict[str, Any]]:
+        """Signal the end of the stream: flush a last event that had no closing blank line.
+
+        Idempotent. Returns and raises like ``feed()``.
+        """
+    def result(self) -> dict[str, Any]:
+        """The aggregated message so far; may be called at any time and consumes nothing.
+
+        It does not flush a pending unterminated event: call ``finish()`` first at the end.
+
+        Returns:
+            ``{'id': str | None, 'model': str | None, 'text': str, 'reasoning': str | None,
+            'tool_calls': [{'index': int, 'id': str, 'type': str, 'name': str, 'arguments': str}],
+            'finish_reason': str | None, 'usage': dict | None, 'truncated': bool, 'chunks': int}``.
+            ``reasoning`` is None until a ``reasoning_content``/``reasoning`` string was seen;
+            ``usage`` is the last non-null usage object as sent; ``truncated`` is True when neither
+            ``[DONE]`` nor a finish reason was seen; ``chunks`` counts aggregated data events.
+        """
+
+def parse_arguments(text: str | bytes) -> dict[str, Any]:
+    """Parse tool-call arguments as a strict JSON object (RFC 8259, no extensions).
+
+    Empty or JSON-whitespace-only text gives ``{}``. Duplicate keys: the last wins. Integers of
+    any size stay exact; floats overflowing a double become infinite. Nesting deeper than 200
+    levels is rejected.
+
+    Args:
+        text: The arguments as sent by the model, ``str`` or UTF-8 ``bytes``.
+
+    Returns:
+        The decoded object.
+
+    Raises:
+        ToolArgumentsError: Invalid JSON, not an object, invalid UTF-8 or a lone surrogate.
+        TypeError: ``text`` is neither ``str`` nor ``bytes``.
+    """
+
+class UsageAccumulator:
+    """Sums provider usage objects over the rounds of a conversation.
+
+    Numbers are summed key-wise, recursively through nested mappings; int plus float gives a
+    float. ``None`` leaves stay ``None`` until some round has a number. Strings keep the last
+    value. Bools, lists and other types, non-string keys, integers outside 64 bits and a key that
+    is a mapping in one round and a scalar in another raise ``TypeError`` naming the key path; a
+    failed ``add`` changes nothing.
+    """
+
+    def __init__(self) -> None: ...
+    def add(self, usage: Mapping[str, Any] | None) -> None:
+        """Add one round's usage object; ``None`` is ignored."""
+    def total(self) -> dict[str, Any] | None:
+        """A fresh copy of the running total; None before the first non-None round."""
+    @property
+    def rounds(self) -> int:
+        """Number of non-None usages added."""
+    def reset(self) -> None:
+        """Forget everything."""
+

@@ -1,0 +1,21 @@
+"""The one place that picks the core implementation.
+
+``TOOLWEAVE_PURE=1`` in the environment selects the pure-Python twins in
+:mod:`toolweave._reference`; otherwise the Rust extension :mod:`toolweave._core` is used.
+Both expose the same API and raise the same exception classes.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ['IMPLEMENTATION', 'StreamAggregator', 'UsageAccumulator', 'parse_arguments']
+
+if os.environ.get('TOOLWEAVE_PURE', '') == '1':
+    from toolweave._reference import StreamAggregator, UsageAccumulator, parse_arguments
+
+    IMPLEMENTATION: str = 'reference'
+else:
+    from toolweave._core import StreamAggregator, UsageAccumulator, parse_arguments
+
+    IMPLEMENTATION = 'rust'

@@ -1,0 +1,11 @@
+"""Pure-Python twins of :mod:`toolweave._core`: same API, same results, same exceptions.
+
+They document the behaviour in readable form and serve as the oracle of the differential tests.
+Select them at run time with ``TOOLWEAVE_PURE=1`` (see :mod:`toolweave._native`).
+"""
+
+from toolweave._reference.json import parse_arguments
+from toolweave._reference.stream import StreamAggregator
+from toolweave._reference.usage import UsageAccumulator
+
+__all__ = ['StreamAggregator', 'UsageAccumulator', 'parse_arguments']

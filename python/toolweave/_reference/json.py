@@ -1,0 +1,303 @@
+"""Pure-Python twin of ``toolweave._core.parse_arguments`` (strict tool-call arguments).
+
+Fast path: :func:`orjson.loads`. When orjson refuses the text, :func:`locate_error` (the same
+scanner as ``rust/json/mod.rs``) finds the canonical error position and reason; when orjson would
+lose information (integers beyond 64 bits) or nesting is deep, the text is checked with the
+scanner and decoded by :func:`json.loads`.
+
+Rules: RFC 8259 JSON; empty or JSON-whitespace-only text means ``{}``; the value must be an object;
+a value nested deeper than 200 levels is rejected; ``\\u`` escapes must not leave lone surrogates;
+duplicate keys: the last wins; integers stay exact; floats that overflow become infinite.
+Positions are 0-based character (code point) offsets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+from toolweave.exceptions import ToolArgumentsError
+
+__all__ = ['MAX_DEPTH', 'locate_error', 'loads_strict', 'make_error', 'parse_arguments', 'show']
+
+MAX_DEPTH = 200
+_EXCERPT_RADIUS = 20
+_WS = ' \t\n\r'
+_BIG_DIGITS = re.compile(r'[0-9]{19,}')
+_HEX = frozenset('0123456789abcdefABCDEF')
+_ESCAPES = frozenset('"\\/bfnrt')
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_DIGITS = re.compile(r'[0-9]*')
+
+
+def show(text: str) -> str:
+    """Render text for an error message: control characters become escapes."""
+    out = []
+    for c in text:
+        if c == '\n':
+            out.append('\\n')
+        elif c == '\r':
+            out.append('\\r')
+        elif c == '\t':
+            out.append('\\t')
+        elif ord(c) < 0x20:
+            out.append(f'\\u{ord(c):04x}')
+        else:
+            out.append(c)
+    return ''.join(out)
+
+
+def make_error(text: str, position: int, reason: str) -> ToolArgumentsError:
+    """Build the error for character offset ``position`` of ``text``."""
+    before = text[:position]
+    line = before.count('\n') + 1
+    nl = before.rfind('\n')
+    column = position - nl if nl >= 0 else position + 1
+    excerpt = text[max(0, position - _EXCERPT_RADIUS) : position + _EXCERPT_RADIUS]
+    message = f"invalid tool arguments at line {line} column {column} (char {position}): {reason} near '{show(excerpt)}'"
+    return ToolArgumentsError(message, position, excerpt, line, column)
+
+
+def _hex4(text: str, at: int) -> int | None:
+    h = text[at : at + 4]
+    if len(h) == 4 and all(c in _HEX for c in h):
+        return int(h, 16)
+    return None
+
+
+def _string(text: str, i: int) -> tuple[int, tuple[int, str] | None]:
+    """Scan the string starting at the quote ``text[i]``; return (end, error)."""
+    opening = i
+    i += 1
+    n = len(text)
+    while True:
+        m = _STRING_STOP.search(text, i)
+        if m is None:
+            return i, (opening, 'unterminated string')
+        i = m.start()
+        c = text[i]
+        if c == '"':
+            return i + 1, None
+        if c != '\\':
+            return i, (i, 'invalid control character in string')
+        esc = i
+        if esc + 1 >= n:
+            return i, (opening, 'unterminated string')
+        e = text[esc + 1]
+        if e in _ESCAPES:
+            i += 2
+            continue
+        if e != 'u':
+            return i, (esc, 'invalid escape')
+        cp = _hex4(text, esc + 2)
+        if cp is None:
+            return i, (esc, 'invalid escape')
+        i = esc + 6
+        if 0xDC00 <= cp < 0xE000:
+            return i, (esc, 'invalid surrogate escape')
+        if 0xD800 <= cp < 0xDC00:
+            low = _hex4(text, i + 2) if text[i : i + 2] == '\\u' else None
+            if low is None or not 0xDC00 <= low < 0xE000:
+                return i, (esc, 'invalid surrogate escape')
+            i += 6
+
+
+def _ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _key(text: str, i: int) -> tuple[int, tuple[int, str] | None]:
+    i, err = _string(text, i)
+    if err:
+        return i, err
+    i = _ws(text, i)
+    if text[i : i + 1] != ':':
+        return i, (i, "expected ':'")
+    return _ws(text, i + 1), None
+
+
+def locate_error(text: str) -> tuple[int, str] | None:  # noqa: C901 - one state machine, like the Rust twin
+    """Scan ``text`` as strict JSON; return (character offset, reason) of the first error, or None."""
+    n = len(text)
+    stack: list[str] = []
+    i = _ws(text, 0)
+    while True:
+        # one value at i
+        if len(stack) > MAX_DEPTH:
+            return i, 'nesting deeper than 200 levels'
+        c = text[i] if i < n else ''
+        closed = True
+        if c == '':
+            return i, 'expected a value'
+        if c == '{':
+            i = _ws(text, i + 1)
+            c = text[i : i + 1]
+            if c == '}':
+                i += 1
+            elif c == '"':
+                i, err = _key(text, i)
+                if err:
+                    return err
+                stack.append('{')
+                closed = False
+            else:
+                return i, "expected a string key or '}'"
+        elif c == '[':
+            i = _ws(text, i + 1)
+            if text[i : i + 1] == ']':
+                i += 1
+            else:
+                stack.append('[')
+                if i >= n:
+                    return i, "expected a value or ']'"
+                closed = False
+        elif c == '"':
+            i, err = _string(text, i)
+            if err:
+                return err
+        elif c == '-' or '0' <= c <= '9':
+            end = _number(text, i)
+            if end is None:
+                return i, 'invalid number'
+            i = end
+        elif c in 'tfn':
+            word = {'t': 'true', 'f': 'false', 'n': 'null'}[c]
+            if not text.startswith(word, i):
+                return i, 'expected a value'
+            i += len(word)
+        else:
+            return i, 'expected a value'
+        if not closed:
+            continue
+        # after a complete value
+        while True:
+            i = _ws(text, i)
+            if not stack:
+                return (i, 'extra data after the JSON value') if i < n else None
+            c = text[i : i + 1]
+            if stack[-1] == '[':
+                if c == ',':
+                    i = _ws(text, i + 1)
+                    break
+                if c == ']':
+                    i += 1
+                    stack.pop()
+                    continue
+                return i, "expected ',' or ']'"
+            if c == ',':
+                i = _ws(text, i + 1)
+                if text[i : i + 1] != '"':
+                    return i, 'expected a string key'
+                i, err = _key(text, i)
+                if err:
+                    return err
+                break
+            if c == '}':
+                i += 1
+                stack.pop()
+                continue
+            return i, "expected ',' or '}'"
+
+
+def _number(text: str, i: int) -> int | None:
+    """End of the number starting at ``i``, or None if it is malformed (same grammar as Rust)."""
+    n = len(text)
+    j = i + 1 if text[i] == '-' else i
+    if j < n and text[j] == '0':
+        j += 1
+    elif j < n and '1' <= text[j] <= '9':
+        j = _DIGITS.match(text, j).end()  # type: ignore[union-attr]
+    else:
+        return None
+    if j < n and text[j] == '.':
+        k = _DIGITS.match(text, j + 1).end()  # type: ignore[union-attr]
+        if k == j + 1:
+            return None
+        j = k
+    if j < n and text[j] in 'eE':
+        j += 1
+        if j < n and text[j] in '+-':
+            j += 1
+        k = _DIGITS.match(text, j).end()  # type: ignore[union-attr]
+        if k == j:
+            return None
+        j = k
+    return j
+
+
+def _check(text: str) -> None:
+    """Raise the canonical error if ``text`` is not strict JSON."""
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError as e:
+        lossy = text.encode('utf-8', 'surrogatepass').decode('utf-8', 'replace')
+        raise make_error(lossy, e.start, 'invalid character (lone surrogate)') from None
+    loc = locate_error(text)
+    if loc is not None:
+        raise make_error(text, *loc)
+
+
+def _needs_slow_path(text: str) -> bool:
+    return text.count('[') + text.count('{') > MAX_DEPTH or _BIG_DIGITS.search(text) is not None
+
+
+def loads_strict(text: str) -> Any:
+    """Decode strict JSON of any type, raising :class:`ToolArgumentsError` at the canonical position."""
+    if _needs_slow_path(text):
+        _check(text)
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        _check(text)
+        # Valid strict JSON that orjson refuses: a float overflowing to infinity.
+        return json.loads(text)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return 'array'
+    if isinstance(value, str):
+        return 'string'
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, (int, float)):
+        return 'number'
+    return 'null'
+
+
+def parse_arguments(text: str | bytes) -> dict[str, Any]:
+    """Parse tool-call arguments as a strict JSON object.
+
+    Args:
+        text: The argument text as sent by the model (``str`` or UTF-8 ``bytes``).
+
+    Returns:
+        The decoded object; ``{}`` for empty or whitespace-only text.
+
+    Raises:
+        ToolArgumentsError: Not JSON, not an object, or not UTF-8; with ``position`` and ``excerpt``.
+        TypeError: ``text`` is neither ``str`` nor ``bytes``.
+    """
+    if isinstance(text, str):
+        s = text
+    elif isinstance(text, bytes):
+        try:
+            s = text.decode('utf-8')
+        except UnicodeDecodeError as e:
+            prefix = len(text[: e.start].decode('utf-8'))
+            raise make_error(text.decode('utf-8', 'replace'), prefix, 'invalid UTF-8') from None
+    else:
+        raise TypeError(f'parse_arguments() expects str or bytes, got {type(text).__name__}')
+    if not s.strip(_WS):
+        return {}
+    value = loads_strict(s)
+    if type(value) is not dict:
+        raise make_error(s, len(s) - len(s.lstrip(_WS)), f'expected a JSON object, got {_kind(value)}')
+    return value

@@ -1,0 +1,355 @@
+"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE).
+
+SSE decoding follows the WHATWG event-stream rules: lines end at CRLF, LF or CR (a CRLF may be
+split across feeds), ``:`` starts a comment, ``data:`` fields join with ``\\n``, a blank line
+dispatches the event, a leading BOM is dropped, ``id``/``retry``/unknown fields are ignored.
+
+Aggregation (choice index 0 only; a choice without ``index`` counts as 0): ``delta.content`` is
+concatenated into ``text``; ``delta.reasoning_content`` and ``delta.reasoning`` into ``reasoning``;
+tool-call fragments merge by ``index``, else by a known ``id``, else a new id starts a call and a
+fragment without id continues the most recent call; ``id``/``type``/``name`` come from the first
+non-empty value; ``arguments`` are concatenated. ``id`` and ``model`` are the first non-empty
+values, ``finish_reason`` and ``usage`` the last non-null ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import orjson
+
+from toolweave._reference.json import MAX_DEPTH, locate_error, loads_strict, show
+from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
+
+__all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
+
+SUPPORTED_FORMATS = ('openai-chat',)
+_EOL = re.compile(rb'\r\n?|\n')
+_BOM = b'\xef\xbb\xbf'
+_TRIM = b' \t\n\r\x0c'
+_BIG_DIGITS = re.compile(rb'[0-9]{19,}')
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+
+
+def _int64(value: Any) -> int | None:
+    if type(value) is int and _I64_MIN <= value <= _I64_MAX:
+        return value
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class _Failure(Exception):
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+class StreamAggregator:
+    """Aggregates a raw streamed chat-completions response (see the module docstring)."""
+
+    def __init__(self, format: str = 'openai-chat') -> None:  # noqa: A002 - the public API name
+        if format not in SUPPORTED_FORMATS:
+            raise ValueError(f'unknown stream format {_quote(format)}; supported: {", ".join(SUPPORTED_FORMATS)}')
+        self._format = format
+        # SSE decoder state
+        self._line = b''
+        self._skip_lf = False
+        self._seen_first_line = False
+        self._data: list[bytes] = []
+        self._has_data = False
+        self._event = b''
+        # aggregation state
+        self._id: str | None = None
+        self._model: str | None = None
+        self._text: list[str] = []
+        self._reasoning: list[str] | None = None
+        self._calls: list[dict[str, Any]] = []
+        self._finish_reason: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._done = False
+        self._chunks = 0
+        self._events = 0
+        self._error: dict[str, Any] | None = None
+
+    @property
+    def format(self) -> str:
+        """The stream format name."""
+        return self._format
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The first provider error seen: ``{'event', 'message', 'data'}``, or None."""
+        return copy.deepcopy(self._error)
+
+    # --- SSE decoding -----------------------------------------------------------------------------
+
+    def _decode(self, data: bytes, events: list[tuple[bytes, bytes]]) -> None:
+        pos = 0
+        if self._skip_lf and data:
+            self._skip_lf = False
+            if data[:1] == b'\n':
+                pos = 1
+        n = len(data)
+        for m in _EOL.finditer(data, pos):
+            line = data[pos : m.start()]
+            if self._line:
+                line = self._line + line
+                self._line = b''
+            self._process_line(line, events)
+            pos = m.end()
+            if pos == n and m.group() == b'\r':
+                self._skip_lf = True
+        if pos < n:
+            self._line += data[pos:]
+
+    def _process_line(self, line: bytes, events: list[tuple[bytes, bytes]]) -> None:
+        if not self._seen_first_line:
+            self._seen_first_line = True
+            if line.startswith(_BOM):
+                line = line[3:]
+        if not line:
+            self._dispatch(events)
+            return
+        if line[:1] == b':':
+            return
+        field, colon, value = line.partition(b':')
+        if colon and value[:1] == b' ':
+            value = value[1:]
+        if field == b'data':
+            self._data.append(value)
+            self._has_data = True
+        elif field == b'event':
+            self._event = value
+
+    def _dispatch(self, events: list[tuple[bytes, bytes]]) -> None:
+        if self._has_data:
+            events.append((self._event, b'\n'.join(self._data)))
+            self._data = []
+            self._has_data = False
+        self._event = b''
+
+    # --- aggregation --------------------------------------------------------------------------------
+
+    def _provider_error(self, event: bytes, data: bytes) -> ProviderStreamError:
+        raw = data.decode('utf-8', 'replace')
+        try:
+            payload: Any = loads_strict(data.decode('utf-8'))
+        except (UnicodeDecodeError, ToolArgumentsError):
+            payload = None
+            parsed = False
+        else:
+            parsed = True
+        message = raw
+        if parsed and isinstance(payload, dict):
+            err = payload.get('error')
+            if isinstance(err, dict):
+                msg = err.get('message')
+                message = msg if isinstance(msg, str) else raw
+            elif isinstance(err, str):
+                message = err
+            elif isinstance(payload.get('message'), str):
+                message = payload['message']
+        info = {
+            'event': event.decode('utf-8', 'replace') if event else 'message',
+            'message': message,
+            'data': payload if parsed else raw,
+        }
+        if self._error is None:
+            self._error = copy.deepcopy(info)
+        return ProviderStreamError(message, info)
+
+    def _bad(self, data: bytes, what: str) -> StreamFormatError:
+        excerpt = data.decode('utf-8', 'replace')[:60]
+        return StreamFormatError(f"event {self._events}: {what}: '{show(excerpt)}'", self._events, excerpt)
+
+    def _loads(self, data: bytes) -> Any:
+        if data.count(b'[') + data.count(b'{') <= MAX_DEPTH and _BIG_DIGITS.search(data) is None:
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+        try:
+            text = data.decode('utf-8')
+        except UnicodeDecodeError:
+            raise _Failure(self._bad(data, 'data is not valid UTF-8')) from None
+        if locate_error(text) is not None:
+            raise _Failure(self._bad(data, 'data is not valid JSON'))
+        return loads_strict(text)
+
+    def _process(self, event: bytes, data: bytes) -> dict[str, Any] | None:
+        """Aggregate one event; return its chunk, None if skipped; raise _Failure if rejected."""
+        self._events += 1
+        if event == b'error':
+            raise _Failure(self._provider_error(event, data))
+        stripped = data.strip(_TRIM)
+        if not stripped:
+            return None
+        if stripped == b'[DONE]':
+            self._done = True
+            return None
+        chunk = self._loads(data)
+        if type(chunk) is not dict:
+            raise _Failure(self._bad(data, 'data is not a JSON object'))
+        if chunk.get('error') is not None:
+            raise _Failure(self._provider_error(event, data))
+        self._apply(chunk)
+        return chunk
+
+    def _apply(self, chunk: dict[str, Any]) -> None:
+        self._chunks += 1
+        if self._id is None:
+            self._id = _str(chunk.get('id')) or None
+        if self._model is None:
+            self._model = _str(chunk.get('model')) or None
+        usage = chunk.get('usage')
+        if isinstance(usage, dict):
+            self._usage = copy.deepcopy(usage)
+        choices = chunk.get('choices')
+        if not isinstance(choices, list):
+            return
+        for choice in choices:
+            if not isinstance(choice, dict):
+                continue
+            index = choice.get('index', 0)
+            if type(index) is not int or index != 0:
+                continue
+            delta = choice.get('delta')
+            if isinstance(delta, dict):
+                self._apply_delta(delta)
+            finish = _str(choice.get('finish_reason'))
+            if finish is not None:
+                self._finish_reason = finish
+
+    def _apply_delta(self, delta: dict[str, Any]) -> None:
+        content = _str(delta.get('content'))
+        if content is not None:
+            self._text.append(content)
+        for key in ('reasoning_content', 'reasoning'):
+            part = _str(delta.get(key))
+            if part is not None:
+                if self._reasoning is None:
+                    self._reasoning = []
+                self._reasoning.append(part)
+        fragments = delta.get('tool_calls')
+        if isinstance(fragments, list):
+            for fragment in fragments:
+                if isinstance(fragment, dict):
+                    self._merge(fragment)
+
+    def _merge(self, fragment: dict[str, Any]) -> None:
+        index = _int64(fragment.get('index'))
+        call_id = _str(fragment.get('id')) or None
+        function = fragment.get('function')
+        name = arguments = None
+        if isinstance(function, dict):
+            name = _str(function.get('name'))
+            arguments = _str(function.get('arguments'))
+        call: dict[str, Any] | None = None
+        if index is not None:
+            call = next((c for c in self._calls if c['index'] == index), None)
+            if call is None:
+                call = self._new_call(index)
+        elif call_id is not None:
+            call = next((c for c in self._calls if c['id'] == call_id), None)
+            if call is None:
+                call = self._new_call(self._next_index())
+        elif self._calls:
+            call = self._calls[-1]
+        else:
+            call = self._new_call(self._next_index())
+        if not call['id'] and call_id:
+            call['id'] = call_id
+        kind = _str(fragment.get('type'))
+        if not call['type'] and kind:
+            call['type'] = kind
+        if not call['name'] and name:
+            call['name'] = name
+        if arguments is not None:
+            call['arguments'].append(arguments)
+
+    def _next_index(self) -> int:
+        return max((min(c['index'] + 1, _I64_MAX) for c in self._calls), default=0)
+
+    def _new_call(self, index: int) -> dict[str, Any]:
+        call: dict[str, Any] = {'index': index, 'id': '', 'type': '', 'name': '', 'arguments': []}
+        self._calls.append(call)
+        return call
+
+    def _run(self, events: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
+        chunks: list[dict[str, Any]] = []
+        failure: Exception | None = None
+        for event, data in events:
+            try:
+                chunk = self._process(event, data)
+            except _Failure as f:
+                if failure is None:
+                    failure = f.error
+                continue
+            if chunk is not None:
+                chunks.append(chunk)
+        if failure is not None:
+            failure.chunks = chunks  # type: ignore[attr-defined]
+            raise failure
+        return chunks
+
+    # --- public API ---------------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        """Feed raw SSE bytes (split anywhere); return the chunks this call completed, in order.
+
+        Raises:
+            StreamFormatError: An event's data is not a JSON object (the aggregator stays usable).
+            ProviderStreamError: An ``event: error`` frame or a payload with a non-null ``error``.
+            TypeError: ``data`` is not bytes or bytearray.
+        """
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"argument 'data': expected bytes, got {type(data).__name__}")
+        events: list[tuple[bytes, bytes]] = []
+        self._decode(bytes(data), events)
+        return self._run(events)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """End of stream: flush an event that had no closing blank line. Idempotent."""
+        events: list[tuple[bytes, bytes]] = []
+        if self._line:
+            line, self._line = self._line, b''
+            self._process_line(line, events)
+        self._skip_lf = False
+        self._dispatch(events)
+        return self._run(events)
+
+    def result(self) -> dict[str, Any]:
+        """The aggregated message so far (does not consume anything; call finish() first for the end)."""
+        return {
+            'id': self._id,
+            'model': self._model,
+            'text': ''.join(self._text),
+            'reasoning': None if self._reasoning is None else ''.join(self._reasoning),
+            'tool_calls': [
+                {
+                    'index': c['index'],
+                    'id': c['id'],
+                    'type': c['type'] or 'function',
+                    'name': c['name'],
+                    'arguments': ''.join(c['arguments']),
+                }
+                for c in self._calls
+            ],
+            'finish_reason': self._finish_reason,
+            'usage': copy.deepcopy(self._usage),
+            'truncated': not self._done and self._finish_reason is None,
+            'chunks': self._chunks,
+        }
+
+    def __repr__(self) -> str:
+        return f'StreamAggregator(format={_quote(self._format)}, chunks={self._chunks})'
+
+
+def _quote(text: str) -> str:
+    """Quote like Rust's ``{:?}`` for plain strings (double quotes, escaped quotes and backslashes)."""
+    return '"' + text.replace('\\', '\\\\').replace('"', '\\"') + '"'

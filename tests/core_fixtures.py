@@ -1,0 +1,68 @@
+"""Fixtures for the Rust core tests (``tests/test_core_*.py``), imported by ``tests/conftest.py``.
+
+``core`` runs a test once against the Rust extension and once against the pure-Python twin.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import toolweave._core as rust_core
+import toolweave._reference as reference_core
+
+DATA = Path(__file__).parent / 'data'
+STREAMS = DATA / 'streams'
+CASES = DATA / 'cases'
+
+IMPLEMENTATIONS = {
+    'rust': SimpleNamespace(
+        name='rust',
+        StreamAggregator=rust_core.StreamAggregator,
+        parse_arguments=rust_core.parse_arguments,
+        UsageAccumulator=rust_core.UsageAccumulator,
+    ),
+    'reference': SimpleNamespace(
+        name='reference',
+        StreamAggregator=reference_core.StreamAggregator,
+        parse_arguments=reference_core.parse_arguments,
+        UsageAccumulator=reference_core.UsageAccumulator,
+    ),
+}
+
+
+@pytest.fixture(params=['rust', 'reference'])
+def core(request: pytest.FixtureRequest) -> SimpleNamespace:
+    """The core API (StreamAggregator, parse_arguments, UsageAccumulator) of one implementation."""
+    return IMPLEMENTATIONS[request.param]
+
+
+def load_case(name: str) -> dict[str, Any]:
+    """A corpus case from tests/data/cases by file-name prefix (e.g. 'B01')."""
+    (path,) = CASES.glob(f'{name}-*.json')
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def sse_from_payloads(payloads: list[Any], *, done: bool = False) -> bytes:
+    """Wrap JSON payloads as an SSE body (the .jsonl corpus files and the cases store payloads)."""
+    body = b''.join(b'data: ' + json.dumps(p).encode() + b'\n\n' for p in payloads)
+    return body + (b'data: [DONE]\n\n' if done else b'')
+
+
+def corpus_streams() -> list[str]:
+    """Names (without extension) of the openai-chat corpus streams."""
+    return sorted(p.name.removesuffix('.expected.json') for p in STREAMS.glob('*.expected.json'))
+
+
+def load_stream(name: str) -> tuple[bytes, dict[str, Any]]:
+    """The raw SSE body of a corpus stream (``.jsonl`` ones wrapped as SSE) and its expected result."""
+    expected = json.loads((STREAMS / f'{name}.expected.json').read_text())
+    sse = STREAMS / f'{name}.sse'
+    if sse.exists():
+        return sse.read_bytes(), expected
+    lines = (STREAMS / f'{name}.jsonl').read_bytes().splitlines()
+    return b''.join(b'data: ' + line + b'\n\n' for line in lines if line.strip()), expected

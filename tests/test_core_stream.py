@@ -1,0 +1,440 @@
+"""StreamAggregator (openai-chat): corpus streams, splits, bad input, and Rust vs reference."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from core_fixtures import IMPLEMENTATIONS, corpus_streams, load_case, load_stream, sse_from_payloads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolweave._core
+import toolweave._native
+from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
+
+STREAMS = corpus_streams()
+REQUIRED = [n for n in STREAMS if n[:3] in {'001', '002', '021', '022', '023'}]
+ERROR_STREAMS = {n for n in STREAMS if n.startswith('004')}
+RESULT_KEYS = ['id', 'model', 'text', 'reasoning', 'tool_calls', 'finish_reason', 'usage', 'truncated', 'chunks']
+
+
+def run(core: SimpleNamespace, pieces: list[bytes]) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """Feed pieces then finish; return (result, all chunks, names of the exceptions raised)."""
+    agg = core.StreamAggregator()
+    chunks: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for piece in [*pieces, None]:
+        try:
+            chunks += agg.feed(piece) if piece is not None else agg.finish()
+        except (StreamFormatError, ProviderStreamError) as exc:
+            chunks += exc.chunks
+            errors.append(type(exc).__name__)
+    return agg.result(), chunks, errors
+
+
+def check_expected(core: SimpleNamespace, result: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert list(result) == RESULT_KEYS
+    assert result['id'] == expected['response_id']
+    assert result['model'] == expected['model']
+    assert result['text'] == expected['text']
+    assert result['reasoning'] == expected['reasoning']
+    assert result['finish_reason'] == expected['finish_reason']
+    assert result['usage'] == expected['usage']
+    got = [(c['id'], c['name'], c['arguments'], core.parse_arguments(c['arguments'])) for c in result['tool_calls']]
+    want = [(c['id'], c['name'], c['arguments_raw'], c['arguments']) for c in expected['tool_calls']]
+    assert got == want
+    assert all(c['type'] == 'function' for c in result['tool_calls'])
+    assert [c['index'] for c in result['tool_calls']] == list(range(len(result['tool_calls'])))
+
+
+@pytest.mark.parametrize('name', STREAMS)
+def test_corpus_whole(core: SimpleNamespace, name: str) -> None:
+    body, expected = load_stream(name)
+    result, chunks, errors = run(core, [body])
+    check_expected(core, result, expected)
+    n_json = sum(1 for line in body.splitlines() if line.startswith(b'data: {'))
+    if name in ERROR_STREAMS:
+        assert errors == ['ProviderStreamError']
+        assert result['truncated'] is True
+        assert len(chunks) == result['chunks'] == n_json - 1
+    else:
+        assert errors == []
+        assert len(chunks) == result['chunks'] == n_json
+        assert result['truncated'] is False
+    assert chunks[0]['id'] == expected['response_id']
+
+
+@pytest.mark.parametrize('name', STREAMS)
+def test_corpus_line_by_line(core: SimpleNamespace, name: str) -> None:
+    body, expected = load_stream(name)
+    whole = run(core, [body])
+    lines = body.splitlines(keepends=True)
+    assert run(core, lines) == whole
+    check_expected(core, whole[0], expected)
+
+
+@pytest.mark.parametrize('name', STREAMS)
+def test_corpus_every_split(core: SimpleNamespace, name: str) -> None:
+    """Two pieces, split at every byte offset (every 3rd for the long extra streams)."""
+    body, _ = load_stream(name)
+    whole = run(core, [body])
+    step = 1 if name in REQUIRED or len(body) < 6000 else 3
+    for i in range(0, len(body) + 1, step):
+        assert run(core, [body[:i], body[i:]]) == whole, f'split at {i}'
+
+
+@pytest.mark.parametrize('name', REQUIRED)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_corpus_random_splits(core: SimpleNamespace, name: str, data: st.DataObject) -> None:
+    body, expected = load_stream(name)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=40)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    result, chunks, errors = run(core, pieces)
+    check_expected(core, result, expected)
+    assert errors == []
+
+
+def test_crlf_and_cr_line_endings(core: SimpleNamespace) -> None:
+    body, expected = load_stream(REQUIRED[1])
+    want = run(core, [body])
+    for eol in (b'\r\n', b'\r'):
+        converted = body.replace(b'\n', eol)
+        assert run(core, [converted]) == want
+        assert run(core, [converted[i : i + 7] for i in range(0, len(converted), 7)]) == want
+
+
+def test_split_inside_utf8_character(core: SimpleNamespace) -> None:
+    body, expected = load_stream('023-llamacpp-gemma270m-answer-after-tool')
+    at = body.index('č'.encode()) + 1  # between the two bytes of 'č'
+    result, _, _ = run(core, [body[:at], body[at:]])
+    assert result['text'] == expected['text'] == 'It is 18 C in Paris. čp'
+    one_byte = run(core, [body[i : i + 1] for i in range(len(body))])
+    assert one_byte[0]['text'] == expected['text']
+
+
+def test_feed_returns_only_completed_chunks(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator()
+    assert agg.format == 'openai-chat'
+    assert agg.feed(b'data: {"id": "a", "choi') == []
+    assert agg.feed(b'ces": []}\n') == []
+    assert agg.feed(b'\n') == [{'id': 'a', 'choices': []}]
+    assert agg.feed(b'data: {"choices": [{"index": 0, "delta": {"content": "x"}}]}') == []
+    assert agg.result()['text'] == ''  # result() does not flush
+    assert agg.result()['chunks'] == 1
+    assert agg.finish() == [{'choices': [{'index': 0, 'delta': {'content': 'x'}}]}]
+    assert agg.finish() == []  # idempotent
+    assert agg.result()['text'] == 'x'
+    assert agg.result()['truncated'] is True
+
+
+def test_ignored_lines_and_fields(core: SimpleNamespace) -> None:
+    body = (
+        b'\xef\xbb\xbf: keep-alive comment\n\n'
+        b'id: 7\nretry: 1000\nevent: message\nfoo: bar\ndata: {"choices":[{"index":0,\n'
+        b'data: "delta":{"content":"a"}}]}\n\n'
+        b'data:\n\n'
+        b'event: ping\n\n'
+        b'data:    \n\n'
+        b'data: [DONE]\n\n'
+    )
+    result, chunks, errors = run(core, [body])
+    assert errors == []
+    assert chunks == [{'choices': [{'index': 0, 'delta': {'content': 'a'}}]}]
+    assert result == {
+        'id': None,
+        'model': None,
+        'text': 'a',
+        'reasoning': None,
+        'tool_calls': [],
+        'finish_reason': None,
+        'usage': None,
+        'truncated': False,
+        'chunks': 1,
+    }
+
+
+def test_multiline_data_joined_with_newline(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator()
+    chunks = agg.feed(b'data: {"choices":\ndata: [], "x": "a"}\n\n')
+    assert chunks == [{'choices': [], 'x': 'a'}]
+
+
+def test_reasoning_variants(core: SimpleNamespace) -> None:
+    payloads = [
+        {'choices': [{'index': 0, 'delta': {'reasoning_content': 'a', 'content': None}}]},
+        {'choices': [{'index': 0, 'delta': {'reasoning': 'b'}}]},
+        {'choices': [{'index': 0, 'delta': {'reasoning_content': None, 'content': 'c'}}]},
+    ]
+    result, _, _ = run(core, [sse_from_payloads(payloads)])
+    assert (result['reasoning'], result['text']) == ('ab', 'c')
+    result, _, _ = run(core, [sse_from_payloads([{'choices': [{'index': 0, 'delta': {'reasoning': ''}}]}])])
+    assert result['reasoning'] == ''
+
+
+def test_id_name_not_overwritten_and_index_zero(core: SimpleNamespace) -> None:
+    def frag(**kw: Any) -> dict[str, Any]:
+        return {'choices': [{'index': 0, 'delta': {'tool_calls': [kw]}}]}
+
+    payloads = [
+        frag(index=1, id='b', type='function', function={'name': 'g', 'arguments': '{'}),
+        frag(index=0, id='a', function={'name': 'f', 'arguments': ''}),
+        frag(index=1, id='', type='', function={'name': '', 'arguments': '}'}),
+        frag(index=0, function={'name': None, 'arguments': '[]'}),
+        frag(index=0, id='other', function={'name': 'h'}),
+        {'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'tool_calls'}]},
+        {'choices': [{'index': 0, 'delta': {}, 'finish_reason': None}]},
+    ]
+    result, _, _ = run(core, [sse_from_payloads(payloads)])
+    assert result['tool_calls'] == [
+        {'index': 1, 'id': 'b', 'type': 'function', 'name': 'g', 'arguments': '{}'},
+        {'index': 0, 'id': 'a', 'type': 'function', 'name': 'f', 'arguments': '[]'},
+    ]
+    assert result['finish_reason'] == 'tool_calls'
+    assert result['truncated'] is False
+
+
+def test_fragments_without_index(core: SimpleNamespace) -> None:
+    def frag(**kw: Any) -> dict[str, Any]:
+        return {'choices': [{'index': 0, 'delta': {'tool_calls': [kw]}}]}
+
+    payloads = [
+        frag(id='x', function={'name': 'f', 'arguments': '{"a"'}),
+        frag(function={'arguments': ': 1}'}),
+        frag(id='y', function={'name': 'g', 'arguments': ''}),
+        frag(id='x', function={'arguments': ' '}),
+        frag(index=None, id='', function={'arguments': '{}'}),
+    ]
+    result, _, _ = run(core, [sse_from_payloads(payloads)])
+    assert [(c['index'], c['id'], c['name'], c['arguments']) for c in result['tool_calls']] == [
+        (0, 'x', 'f', '{"a": 1} '),
+        (1, 'y', 'g', '{}'),
+    ]
+
+
+def test_only_choice_zero_is_aggregated(core: SimpleNamespace) -> None:
+    """Case B04 (n=2): choices are not interleaved; choice 0 is the one aggregated."""
+    case = load_case('B04')
+    result, chunks, _ = run(core, [sse_from_payloads(case['input'], done=True)])
+    want = case['expected']['choices'][0]
+    assert (result['text'], result['finish_reason']) == (want['text'], want['finish_reason']) == ('Red', 'stop')
+    assert len(chunks) == 6
+
+
+@pytest.mark.parametrize('case_id', ['B01', 'B02', 'B07', 'B09'])
+def test_cases_stream_openai(core: SimpleNamespace, case_id: str) -> None:
+    case = load_case(case_id)
+    result, _, errors = run(core, [sse_from_payloads(case['input'])])
+    assert errors == []
+    expected = case['expected']
+    assert result['finish_reason'] == expected['finish_reason']
+    got = [(c['id'], c['name'], core.parse_arguments(c['arguments'])) for c in result['tool_calls']]
+    assert got == [(c['id'], c['name'], c['arguments']) for c in expected['tool_calls']]
+    for call, want in zip(result['tool_calls'], expected['tool_calls'], strict=True):
+        if 'arguments_raw' in want:
+            assert call['arguments'] == want['arguments_raw']
+
+
+def test_cumulative_usage_is_not_summed(core: SimpleNamespace) -> None:
+    """Case B24's fault in openai-chat form: a usage repeated on every chunk is taken, not added up."""
+    case = load_case('B24')
+    payloads = [
+        {'choices': [], 'usage': {'prompt_tokens': c['usageMetadata']['promptTokenCount'],
+                                  'completion_tokens': c['usageMetadata'].get('candidatesTokenCount', 0),
+                                  'total_tokens': c['usageMetadata']['totalTokenCount']}}
+        for c in case['input']
+    ]
+    result, _, _ = run(core, [sse_from_payloads(payloads), b'data: {"choices": [], "usage": null}\n\n'])
+    want = case['expected']
+    assert result['usage'] == {
+        'prompt_tokens': want['input_tokens'],
+        'completion_tokens': want['output_tokens'],
+        'total_tokens': want['total_tokens'],
+    }
+
+
+# --- bad input --------------------------------------------------------------------------------------
+
+
+def test_unknown_format(core: SimpleNamespace) -> None:
+    with pytest.raises(ValueError, match='openai-chat'):
+        core.StreamAggregator('anthropic')
+    with pytest.raises(TypeError):
+        core.StreamAggregator().feed('data: {}\n\n')
+
+
+def test_non_json_payload_keeps_aggregator_usable(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator()
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+    with pytest.raises(StreamFormatError) as info:
+        agg.feed(good + b'data: {"choices": tru\n\n' + good)
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert err.event == 2
+    assert err.excerpt == '{"choices": tru'
+    assert str(err) == err.message == "event 2: data is not valid JSON: '{\"choices\": tru'"
+    assert len(err.chunks) == 2
+    assert agg.feed(good) == [{'choices': [{'index': 0, 'delta': {'content': 'a'}}]}]
+    assert agg.result()['text'] == 'aaa'
+    assert agg.result()['chunks'] == 3
+
+
+@pytest.mark.parametrize(
+    ('payload', 'what'),
+    [
+        (b'[1, 2]', 'data is not a JSON object'),
+        (b'"text"', 'data is not a JSON object'),
+        (b'{"a": "\xff"}', 'data is not valid UTF-8'),
+        (b'{"a": 1} x', 'data is not valid JSON'),
+        (b'{"a": NaN}', 'data is not valid JSON'),
+        (b'not json', 'data is not valid JSON'),
+    ],
+)
+def test_bad_payloads(core: SimpleNamespace, payload: bytes, what: str) -> None:
+    agg = core.StreamAggregator()
+    with pytest.raises(StreamFormatError, match=what):
+        agg.feed(b': hi\n\ndata: ' + payload + b'\n\n')
+    assert agg.result()['chunks'] == 0
+
+
+def test_error_event_frame(core: SimpleNamespace) -> None:
+    body, expected = load_stream('004-groq-gptoss-midstream-error-event')
+    agg = core.StreamAggregator()
+    assert agg.error is None
+    with pytest.raises(ProviderStreamError) as info:
+        agg.feed(body)
+    err = info.value
+    chunks = err.chunks
+    assert isinstance(err, RuntimeError)
+    assert err.message.startswith('Tool call validation failed')
+    assert len(chunks) > 50
+    assert agg.finish() == []
+    assert err.error is not None
+    assert err.error['event'] == 'error'
+    assert err.error['data']['error']['code'] == expected['error']['code'] == 'tool_use_failed'
+    assert agg.error == err.error
+    result = agg.result()
+    assert result['reasoning'] == expected['reasoning']
+    assert result['chunks'] == len(chunks)
+    assert result['truncated'] is True
+
+
+@pytest.mark.parametrize(
+    ('frame', 'message', 'event'),
+    [
+        (b'event: error\ndata: {"error": {"message": "overloaded", "type": "x"}}\n\n', 'overloaded', 'error'),
+        (b'event: error\ndata: not json\n\n', 'not json', 'error'),
+        (b'event: error\ndata: {"message": "m"}\n\n', 'm', 'error'),
+        (b'data: {"error": {"message": "quota", "code": 429}}\n\n', 'quota', 'message'),
+        (b'data: {"error": "plain"}\n\n', 'plain', 'message'),
+    ],
+)
+def test_provider_errors(core: SimpleNamespace, frame: bytes, message: str, event: str) -> None:
+    agg = core.StreamAggregator()
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+    with pytest.raises(ProviderStreamError) as info:
+        agg.feed(good + frame + good)
+    assert info.value.message == message
+    assert info.value.error is not None
+    assert info.value.error['event'] == event
+    assert len(info.value.chunks) == 2
+    assert agg.result()['text'] == 'aa'
+    assert agg.result()['chunks'] == 2
+
+
+def test_null_error_is_not_an_error(core: SimpleNamespace) -> None:
+    result, chunks, errors = run(core, [b'data: {"error": null, "choices": []}\n\n'])
+    assert errors == [] and result['chunks'] == 1
+
+
+def test_exceptions_are_shared_classes() -> None:
+    assert toolweave._core.ToolArgumentsError is ToolArgumentsError
+    assert toolweave._core.StreamFormatError is StreamFormatError
+    assert toolweave._core.ProviderStreamError is ProviderStreamError
+    assert issubclass(StreamFormatError, ValueError) and issubclass(ProviderStreamError, RuntimeError)
+    err = ProviderStreamError('boom', {'event': 'error', 'message': 'boom', 'data': None})
+    assert err.message == 'boom' and err.chunks == []
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is ProviderStreamError and again.error == err.error
+    assert toolweave._native.IMPLEMENTATION in {'rust', 'reference'}
+
+
+# --- Rust vs reference --------------------------------------------------------------------------------
+
+
+@st.composite
+def openai_streams(draw: st.DrawFn) -> bytes:
+    """Random but plausible chat-completions streams: text, reasoning, parallel tool calls, usage."""
+    n_calls = draw(st.integers(0, 3))
+    texty = st.text(st.characters(codec='utf-8', exclude_characters='\x00'), max_size=12)
+    with_index = draw(st.booleans())
+    events: list[dict[str, Any]] = []
+    base = {'id': draw(st.sampled_from(['chatcmpl-1', '', 'x'])), 'model': draw(st.sampled_from(['m', 'gpt-4o']))}
+    if draw(st.booleans()):
+        events.append({**base, 'choices': [{'index': 0, 'delta': {'role': 'assistant', 'content': None}}]})
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(st.sampled_from(['content', 'reasoning_content', 'reasoning']))
+        events.append({**base, 'choices': [{'index': draw(st.sampled_from([0, 0, 1])), 'delta': {key: draw(texty)}}]})
+    for i in range(n_calls):
+        args = json.dumps({'k': draw(texty), 'n': draw(st.integers(-5, 10**6))}, ensure_ascii=draw(st.booleans()))
+        cuts = sorted(draw(st.lists(st.integers(0, len(args)), max_size=5)))
+        parts = [args[a:b] for a, b in zip([0, *cuts], [*cuts, len(args)], strict=True)]
+        for j, part in enumerate(parts):
+            frag: dict[str, Any] = {'function': {'arguments': part}}
+            if with_index:
+                frag['index'] = i
+            if j == 0:
+                frag['id'] = f'call_{i}'
+                frag['type'] = 'function'
+                frag['function']['name'] = draw(st.sampled_from(['f', 'get_weather', '']))
+            elif draw(st.booleans()):
+                frag['id'] = ''
+                frag['function']['name'] = None
+            events.append({**base, 'choices': [{'index': 0, 'delta': {'tool_calls': [frag]}, 'finish_reason': None}]})
+    if draw(st.booleans()):
+        events.append({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': draw(st.sampled_from(['stop', 'tool_calls']))}]})
+    if draw(st.booleans()):
+        events.append({**base, 'choices': [], 'usage': {'prompt_tokens': draw(st.integers(0, 999)), 'details': {'c': 1.5}}})
+    eol = draw(st.sampled_from([b'\n', b'\r\n', b'\r']))
+    out = []
+    for ev in events:
+        if draw(st.integers(0, 5)) == 0:
+            out.append(b': ping' + eol)
+        data = json.dumps(ev, ensure_ascii=draw(st.booleans())).encode()
+        out.append(b'data: ' + data + eol + eol)
+    if draw(st.booleans()):
+        out.append(b'data: [DONE]' + eol + eol)
+    return b''.join(out)
+
+
+def run_both(pieces: list[bytes]) -> None:
+    rust = run(IMPLEMENTATIONS['rust'], pieces)
+    ref = run(IMPLEMENTATIONS['reference'], pieces)
+    assert rust == ref
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=openai_streams(), data=st.data())
+def test_differential_random_streams(body: bytes, data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=12)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    run_both(pieces)
+    assert run(IMPLEMENTATIONS['rust'], pieces) == run(IMPLEMENTATIONS['rust'], [body])
+
+
+SSE_ALPHABET = st.sampled_from(
+    [b'data: ', b'data:', b'event: error\n', b'\n', b'\r', b'\r\n', b':', b' ', b'{', b'}', b'[', b']', b'"', b',',
+     b'[DONE]', b'{"choices":[{"index":0,"delta":{"content":"x"}}]}', b'{"error":{"message":"e"}}', b'\xff', b'\xc3',
+     b'\xa9', b'null', b'1', b'"choices"', b'"tool_calls"', b'"index":', b'id: 1\n', b'\xef\xbb\xbf']
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.one_of(st.binary(max_size=30), st.lists(SSE_ALPHABET, max_size=12).map(b''.join)), max_size=8))
+def test_fuzz_feed_raises_only_documented_errors(pieces: list[bytes]) -> None:
+    """Random bytes: only StreamFormatError / ProviderStreamError (caught in run), same outcome in both."""
+    run_both(pieces)
