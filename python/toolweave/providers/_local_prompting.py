@@ -148,13 +148,22 @@ def _sample_value(name: str, schema: Mapping[str, Any], depth: int = 0) -> Any:
 
 
 def _sample_arguments(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Sample values for every property; properties sharing one enum get distinct values (``from``/``to`` units)."""
     properties = schema.get('properties')
     if not isinstance(properties, Mapping):
         return {}
-    return {
-        str(name): _sample_value(str(name), prop if isinstance(prop, Mapping) else {}, depth)
-        for name, prop in properties.items()
-    }
+    used: dict[str, int] = {}
+    values: dict[str, Any] = {}
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        enum = prop.get('enum')
+        if isinstance(enum, list) and len(enum) > 1:
+            key = orjson.dumps(enum, default=str).decode()
+            values[str(name)] = enum[used.get(key, 0) % len(enum)]
+            used[key] = used.get(key, 0) + 1
+        else:
+            values[str(name)] = _sample_value(str(name), prop, depth)
+    return values
 
 
 def _humanise(name: str) -> str:

