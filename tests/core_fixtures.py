@@ -11,7 +11,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 import toolweave._core as rust_core
 import toolweave._reference as reference_core
 

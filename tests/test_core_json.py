@@ -12,7 +12,6 @@ import pytest
 from core_fixtures import IMPLEMENTATIONS, load_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from toolweave.exceptions import ToolArgumentsError
 
 
@@ -84,19 +83,21 @@ def test_errors(core: SimpleNamespace, text: str, position: int, reason: str) ->
     assert isinstance(err, ValueError)
     assert (err.position, err.line, err.column) == (position, 1, position + 1)
     assert err.excerpt == text[max(0, position - 20) : position + 20]
-    assert str(err).startswith(f'invalid tool arguments at line 1 column {position + 1} (char {position}): {reason} near ')
+    assert str(err).startswith(
+        f'invalid tool arguments at line 1 column {position + 1} (char {position}): {reason} near '
+    )
 
 
 def test_error_message_format(core: SimpleNamespace) -> None:
     with pytest.raises(ToolArgumentsError) as info:
         core.parse_arguments('{"a": tru')
-    assert str(info.value) == "invalid tool arguments at line 1 column 7 (char 6): expected a value near '{\"a\": tru'"
+    assert str(info.value) == 'invalid tool arguments at line 1 column 7 (char 6): expected a value near \'{"a": tru\''
     assert info.value.message == str(info.value)
     with pytest.raises(ToolArgumentsError) as info:
         core.parse_arguments('{\n  "a": 1,\n  "b": x\n}')
     err = info.value
     assert (err.position, err.line, err.column) == (19, 3, 8)
-    assert str(err).endswith("near '{\\n  \"a\": 1,\\n  \"b\": x\\n}'")
+    assert str(err).endswith('near \'{\\n  "a": 1,\\n  "b": x\\n}\'')
     again = pickle.loads(pickle.dumps(err))
     assert type(again) is ToolArgumentsError and (again.position, again.excerpt) == (err.position, err.excerpt)
 

@@ -8,12 +8,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import toolweave._core
+import toolweave._native
 from core_fixtures import IMPLEMENTATIONS, corpus_streams, load_case, load_stream, sse_from_payloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import toolweave._core
-import toolweave._native
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 STREAMS = corpus_streams()
@@ -94,13 +93,13 @@ def test_corpus_random_splits(core: SimpleNamespace, name: str, data: st.DataObj
     body, expected = load_stream(name)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=40)))
     pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
-    result, chunks, errors = run(core, pieces)
+    result, _chunks, errors = run(core, pieces)
     check_expected(core, result, expected)
     assert errors == []
 
 
 def test_crlf_and_cr_line_endings(core: SimpleNamespace) -> None:
-    body, expected = load_stream(REQUIRED[1])
+    body, _expected = load_stream(REQUIRED[1])
     want = run(core, [body])
     for eol in (b'\r\n', b'\r'):
         converted = body.replace(b'\n', eol)
@@ -243,9 +242,14 @@ def test_cumulative_usage_is_not_summed(core: SimpleNamespace) -> None:
     """Case B24's fault in openai-chat form: a usage repeated on every chunk is taken, not added up."""
     case = load_case('B24')
     payloads = [
-        {'choices': [], 'usage': {'prompt_tokens': c['usageMetadata']['promptTokenCount'],
-                                  'completion_tokens': c['usageMetadata'].get('candidatesTokenCount', 0),
-                                  'total_tokens': c['usageMetadata']['totalTokenCount']}}
+        {
+            'choices': [],
+            'usage': {
+                'prompt_tokens': c['usageMetadata']['promptTokenCount'],
+                'completion_tokens': c['usageMetadata'].get('candidatesTokenCount', 0),
+                'total_tokens': c['usageMetadata']['totalTokenCount'],
+            },
+        }
         for c in case['input']
     ]
     result, _, _ = run(core, [sse_from_payloads(payloads), b'data: {"choices": [], "usage": null}\n\n'])
@@ -276,7 +280,7 @@ def test_non_json_payload_keeps_aggregator_usable(core: SimpleNamespace) -> None
     assert isinstance(err, ValueError)
     assert err.event == 2
     assert err.excerpt == '{"choices": tru'
-    assert str(err) == err.message == "event 2: data is not valid JSON: '{\"choices\": tru'"
+    assert str(err) == err.message == 'event 2: data is not valid JSON: \'{"choices": tru\''
     assert len(err.chunks) == 2
     assert agg.feed(good) == [{'choices': [{'index': 0, 'delta': {'content': 'a'}}]}]
     assert agg.result()['text'] == 'aaa'
@@ -347,7 +351,7 @@ def test_provider_errors(core: SimpleNamespace, frame: bytes, message: str, even
 
 
 def test_null_error_is_not_an_error(core: SimpleNamespace) -> None:
-    result, chunks, errors = run(core, [b'data: {"error": null, "choices": []}\n\n'])
+    result, _chunks, errors = run(core, [b'data: {"error": null, "choices": []}\n\n'])
     assert errors == [] and result['chunks'] == 1
 
 
@@ -396,9 +400,16 @@ def openai_streams(draw: st.DrawFn) -> bytes:
                 frag['function']['name'] = None
             events.append({**base, 'choices': [{'index': 0, 'delta': {'tool_calls': [frag]}, 'finish_reason': None}]})
     if draw(st.booleans()):
-        events.append({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': draw(st.sampled_from(['stop', 'tool_calls']))}]})
+        events.append(
+            {
+                **base,
+                'choices': [{'index': 0, 'delta': {}, 'finish_reason': draw(st.sampled_from(['stop', 'tool_calls']))}],
+            }
+        )
     if draw(st.booleans()):
-        events.append({**base, 'choices': [], 'usage': {'prompt_tokens': draw(st.integers(0, 999)), 'details': {'c': 1.5}}})
+        events.append(
+            {**base, 'choices': [], 'usage': {'prompt_tokens': draw(st.integers(0, 999)), 'details': {'c': 1.5}}}
+        )
     eol = draw(st.sampled_from([b'\n', b'\r\n', b'\r']))
     out = []
     for ev in events:
@@ -427,14 +438,42 @@ def test_differential_random_streams(body: bytes, data: st.DataObject) -> None:
 
 
 SSE_ALPHABET = st.sampled_from(
-    [b'data: ', b'data:', b'event: error\n', b'\n', b'\r', b'\r\n', b':', b' ', b'{', b'}', b'[', b']', b'"', b',',
-     b'[DONE]', b'{"choices":[{"index":0,"delta":{"content":"x"}}]}', b'{"error":{"message":"e"}}', b'\xff', b'\xc3',
-     b'\xa9', b'null', b'1', b'"choices"', b'"tool_calls"', b'"index":', b'id: 1\n', b'\xef\xbb\xbf']
+    [
+        b'data: ',
+        b'data:',
+        b'event: error\n',
+        b'\n',
+        b'\r',
+        b'\r\n',
+        b':',
+        b' ',
+        b'{',
+        b'}',
+        b'[',
+        b']',
+        b'"',
+        b',',
+        b'[DONE]',
+        b'{"choices":[{"index":0,"delta":{"content":"x"}}]}',
+        b'{"error":{"message":"e"}}',
+        b'\xff',
+        b'\xc3',
+        b'\xa9',
+        b'null',
+        b'1',
+        b'"choices"',
+        b'"tool_calls"',
+        b'"index":',
+        b'id: 1\n',
+        b'\xef\xbb\xbf',
+    ]
 )
 
 
 @settings(max_examples=400, deadline=None)
-@given(pieces=st.lists(st.one_of(st.binary(max_size=30), st.lists(SSE_ALPHABET, max_size=12).map(b''.join)), max_size=8))
+@given(
+    pieces=st.lists(st.one_of(st.binary(max_size=30), st.lists(SSE_ALPHABET, max_size=12).map(b''.join)), max_size=8)
+)
 def test_fuzz_feed_raises_only_documented_errors(pieces: list[bytes]) -> None:
     """Random bytes: only StreamFormatError / ProviderStreamError (caught in run), same outcome in both."""
     run_both(pieces)

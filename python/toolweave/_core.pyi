@@ -4,12 +4,22 @@ Pure-Python twins with the same API live in ``toolweave._reference``; ``toolweav
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, final
+
+__all__ = [
+    'ProviderStreamError',
+    'StreamAggregator',
+    'StreamFormatError',
+    'ToolArgumentsError',
+    'UsageAccumulator',
+    '__version__',
+    'parse_arguments',
+]
 
 __version__: str
 
 class ToolArgumentsError(ValueError):
-    """Tool-call arguments are not a strict JSON object.
+    r"""Tool-call arguments are not a strict JSON object.
 
     Attributes:
         message: The full message, e.g.
@@ -62,6 +72,7 @@ class ProviderStreamError(RuntimeError):
     chunks: list[dict[str, Any]]
     def __init__(self, message: str, error: dict[str, Any] | None = None) -> None: ...
 
+@final
 class StreamAggregator:
     """Aggregates a raw streamed chat-completions response.
 
@@ -79,7 +90,7 @@ class StreamAggregator:
             servers) is supported, anything else raises ``ValueError``.
     """
 
-    def __init__(self, format: str = 'openai-chat') -> None: ...
+    def __new__(cls, format: str = 'openai-chat') -> StreamAggregator: ...
     @property
     def format(self) -> str:
         """The format name given to the constructor."""
@@ -137,6 +148,7 @@ def parse_arguments(text: str | bytes) -> dict[str, Any]:
         TypeError: ``text`` is neither ``str`` nor ``bytes``.
     """
 
+@final
 class UsageAccumulator:
     """Sums provider usage objects over the rounds of a conversation.
 
@@ -147,7 +159,7 @@ class UsageAccumulator:
     failed ``add`` changes nothing.
     """
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> UsageAccumulator: ...
     def add(self, usage: Mapping[str, Any] | None) -> None:
         """Add one round's usage object; ``None`` is ignored."""
     def total(self) -> dict[str, Any] | None:
@@ -157,4 +169,3 @@ class UsageAccumulator:
         """Number of non-None usages added."""
     def reset(self) -> None:
         """Forget everything."""
-

@@ -2,19 +2,28 @@
 
 ``TOOLWEAVE_PURE=1`` in the environment selects the pure-Python twins in
 :mod:`toolweave._reference`; otherwise the Rust extension :mod:`toolweave._core` is used.
-Both expose the same API and raise the same exception classes.
+Both expose the same API and raise the same exception classes; type checkers see the
+``toolweave._core`` stubs, which are the contract.
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 __all__ = ['IMPLEMENTATION', 'StreamAggregator', 'UsageAccumulator', 'parse_arguments']
 
-if os.environ.get('TOOLWEAVE_PURE', '') == '1':
+IMPLEMENTATION: str
+"""``'rust'`` or ``'reference'``."""
+
+if TYPE_CHECKING:
+    from toolweave._core import StreamAggregator, UsageAccumulator, parse_arguments
+
+    IMPLEMENTATION = 'rust'
+elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
     from toolweave._reference import StreamAggregator, UsageAccumulator, parse_arguments
 
-    IMPLEMENTATION: str = 'reference'
+    IMPLEMENTATION = 'reference'
 else:
     from toolweave._core import StreamAggregator, UsageAccumulator, parse_arguments
 

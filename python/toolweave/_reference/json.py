@@ -1,4 +1,4 @@
-"""Pure-Python twin of ``toolweave._core.parse_arguments`` (strict tool-call arguments).
+r"""Pure-Python twin of ``toolweave._core.parse_arguments`` (strict tool-call arguments).
 
 Fast path: :func:`orjson.loads`. When orjson refuses the text, :func:`locate_error` (the same
 scanner as ``rust/json/mod.rs``) finds the canonical error position and reason; when orjson would
@@ -21,7 +21,7 @@ import orjson
 
 from toolweave.exceptions import ToolArgumentsError
 
-__all__ = ['MAX_DEPTH', 'locate_error', 'loads_strict', 'make_error', 'parse_arguments', 'show']
+__all__ = ['MAX_DEPTH', 'loads_strict', 'locate_error', 'make_error', 'parse_arguments', 'show']
 
 MAX_DEPTH = 200
 _EXCERPT_RADIUS = 20
@@ -57,7 +57,9 @@ def make_error(text: str, position: int, reason: str) -> ToolArgumentsError:
     nl = before.rfind('\n')
     column = position - nl if nl >= 0 else position + 1
     excerpt = text[max(0, position - _EXCERPT_RADIUS) : position + _EXCERPT_RADIUS]
-    message = f"invalid tool arguments at line {line} column {column} (char {position}): {reason} near '{show(excerpt)}'"
+    message = (
+        f"invalid tool arguments at line {line} column {column} (char {position}): {reason} near '{show(excerpt)}'"
+    )
     return ToolArgumentsError(message, position, excerpt, line, column)
 
 

@@ -1,4 +1,4 @@
-"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE).
+r"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE).
 
 SSE decoding follows the WHATWG event-stream rules: lines end at CRLF, LF or CR (a CRLF may be
 split across feeds), ``:`` starts a comment, ``data:`` fields join with ``\\n``, a blank line
@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from toolweave._reference.json import MAX_DEPTH, locate_error, loads_strict, show
+from toolweave._reference.json import MAX_DEPTH, loads_strict, locate_error, show
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 __all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
@@ -52,7 +52,7 @@ class _Failure(Exception):
 class StreamAggregator:
     """Aggregates a raw streamed chat-completions response (see the module docstring)."""
 
-    def __init__(self, format: str = 'openai-chat') -> None:  # noqa: A002 - the public API name
+    def __init__(self, format: str = 'openai-chat') -> None:
         if format not in SUPPORTED_FORMATS:
             raise ValueError(f'unknown stream format {_quote(format)}; supported: {", ".join(SUPPORTED_FORMATS)}')
         self._format = format
