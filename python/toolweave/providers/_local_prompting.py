@@ -100,12 +100,16 @@ _STRING_SAMPLES = (
 )
 
 
-def _sample_string(name: str) -> str:
+_PLACES = ('Paris', 'Tokyo', 'Berlin')
+_NUMBERS = (10, 3, 25)
+
+
+def _sample_string(name: str, variant: int = 0) -> str:
     lowered = name.lower()
     for keys, value in _STRING_SAMPLES:
         if any(key in lowered for key in keys):
-            return value
-    return 'Paris'
+            return _PLACES[variant % len(_PLACES)] if value == 'Paris' else value
+    return _PLACES[variant % len(_PLACES)]
 
 
 def _first_declared(schema: Mapping[str, Any]) -> tuple[bool, Any]:
@@ -121,7 +125,7 @@ def _first_declared(schema: Mapping[str, Any]) -> tuple[bool, Any]:
     return False, None
 
 
-def _sample_value(name: str, schema: Mapping[str, Any], depth: int = 0) -> Any:
+def _sample_value(name: str, schema: Mapping[str, Any], depth: int = 0, variant: int = 0) -> Any:
     """A plausible value for one property: enum first, const, default, then by type."""
     declared, value = _first_declared(schema)
     if declared:
@@ -129,25 +133,25 @@ def _sample_value(name: str, schema: Mapping[str, Any], depth: int = 0) -> Any:
     for key in ('anyOf', 'oneOf'):
         variants = schema.get(key)
         if isinstance(variants, list):
-            for variant in variants:
-                if isinstance(variant, Mapping) and variant.get('type') != 'null':
-                    return _sample_value(name, variant, depth)
+            for choice in variants:
+                if isinstance(choice, Mapping) and choice.get('type') != 'null':
+                    return _sample_value(name, choice, depth, variant)
     kind = schema.get('type')
     if isinstance(kind, list):
         kind = next((k for k in kind if k != 'null'), 'string')
     if kind in ('integer', 'number'):
-        return 10
+        return _NUMBERS[variant % len(_NUMBERS)]
     if kind == 'boolean':
         return True
     if kind == 'array':
         items = schema.get('items')
-        return [_sample_value(name, items, depth + 1)] if isinstance(items, Mapping) and depth < 3 else []
+        return [_sample_value(name, items, depth + 1, variant)] if isinstance(items, Mapping) and depth < 3 else []
     if kind == 'object':
-        return _sample_arguments(schema, depth + 1) if depth < 3 else {}
-    return _sample_string(name)
+        return _sample_arguments(schema, depth + 1, variant) if depth < 3 else {}
+    return _sample_string(name, variant)
 
 
-def _sample_arguments(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+def _sample_arguments(schema: Mapping[str, Any], depth: int = 0, variant: int = 0) -> dict[str, Any]:
     """Sample values for every property; properties sharing one enum get distinct values (``from``/``to`` units)."""
     properties = schema.get('properties')
     if not isinstance(properties, Mapping):
@@ -162,7 +166,7 @@ def _sample_arguments(schema: Mapping[str, Any], depth: int = 0) -> dict[str, An
             values[str(name)] = enum[used.get(key, 0) % len(enum)]
             used[key] = used.get(key, 0) + 1
         else:
-            values[str(name)] = _sample_value(str(name), prop, depth)
+            values[str(name)] = _sample_value(str(name), prop, depth, variant)
     return values
 
 
@@ -170,18 +174,27 @@ def _humanise(name: str) -> str:
     return re.sub(r'[_\-.]+', ' ', re.sub(r'(?<=[a-z0-9])(?=[A-Z])', ' ', name)).strip().lower()
 
 
-def synthesise_example(definition: ToolDefinition) -> ToolExample:
+_RESULTS = ('42', '7', '15')
+
+
+def synthesise_example(definition: ToolDefinition, variant: int = 0) -> ToolExample:
     """An example exchange for ``definition`` built from its name, description and input schema.
 
-    The question reads ``"<description> <values>?"`` (e.g. ``"Current weather for a city: Paris, c?"``),
-    the call uses :func:`_sample_value` for every property (enum -> first value, strings like
-    ``'Paris'``, numbers ``10``, booleans ``true``), the result is ``'42'``.
+    The question reads ``"<description>: <values>?"`` (e.g. ``"Current weather for a city: Paris, c?"``),
+    the call uses a sample value for every property (enum -> first value, distinct values for
+    properties sharing an enum, city-like strings ``'Paris'``/``'Tokyo'``/``'Berlin'`` by ``variant``,
+    numbers ``10``/``3``/``25``, booleans ``true``), the result is ``'42'``/``'7'``/``'15'``.
     """
-    arguments = _sample_arguments(definition.input_schema)
+    arguments = _sample_arguments(definition.input_schema, variant=variant)
     description = (definition.description or _humanise(definition.name)).strip().split('\n')[0].rstrip('.?! ')
     values = ', '.join(str(v) for v in arguments.values() if not isinstance(v, (dict, list)))
     question = f'{description}: {values}?' if values else f'{description}?'
-    return ToolExample(question, definition.name, arguments, '42', 'The answer is 42.')
+    result = _RESULTS[variant % len(_RESULTS)]
+    return ToolExample(question, definition.name, arguments, result, f'The answer is {result}.')
+
+
+MIN_EXAMPLES = 2
+"""Synthesised examples per request at least (one tool gets several variants); one alone rarely works."""
 
 
 _WORD = re.compile(r'[a-z0-9]+')
@@ -204,15 +217,16 @@ def example_messages(
 ) -> list[Message]:
     """The example exchanges to put before the conversation, as messages.
 
-    Uses the caller's ``examples`` whose tool is among ``definitions`` (falling back to one synthesised
-    example per tool when none fits), ordered so the example closest to ``question`` comes last.
+    Uses the caller's ``examples`` whose tool is among ``definitions`` (falling back to synthesised
+    examples, at least :data:`MIN_EXAMPLES`, when none fits), ordered so the example closest to ``question`` comes last.
     Each exchange is four messages: user question, assistant call, tool response, assistant answer
     (ending in a newline, which teaches the model to stop there).
     """
     by_name = {d.name: d for d in definitions}
     chosen = [e for e in examples or () if e.tool_name in by_name]
-    if not chosen:
-        chosen = [synthesise_example(d) for d in definitions]
+    if not chosen and definitions:
+        per_tool = -(-MIN_EXAMPLES // len(definitions))
+        chosen = [synthesise_example(d, v) for v in range(per_tool) for d in definitions]
     indexed = sorted(
         enumerate(chosen), key=lambda ie: (_affinity(ie[1], by_name.get(ie[1].tool_name), question), ie[0])
     )

