@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Annotated, Any, Literal, TextIO
 
 from toolweave.advisors import BaseAdvisor, ChatClientRequest, ChatClientResponse
 from toolweave.chat.messages import ToolCall, ToolResponseMessage
+from toolweave.chat.model import ChatModel
 from toolweave.chat.response import Usage
 from toolweave.client import ChatClient, ChatClientRequestSpec
 from toolweave.exceptions import ChatModelError, LocalModelError
@@ -171,15 +173,27 @@ async def _stream_answer(spec: ChatClientRequestSpec, out: TextIO) -> tuple[str,
     return ''.join(parts), usage
 
 
-def run_demo(question: str, *, max_tokens: int, stream: bool, out: TextIO = sys.stdout) -> int:
+def run_demo(
+    question: str, *, max_tokens: int, stream: bool, out: TextIO = sys.stdout, model: ChatModel | None = None
+) -> int:
     """Run the demo conversation and return the exit status (see the module docstring).
+
+    Args:
+        question: What to ask.
+        max_tokens: Upper bound on generated tokens per model round.
+        stream: Stream the answer (else one blocking call).
+        out: Where the conversation is printed.
+        model: Another chat model instead of the embedded local one (for tests); not closed here.
 
     Raises:
         LocalModelError: When the local model cannot run.
         ChatModelError: When a request to the local server fails.
     """
-    with LocalChatModel(examples=DEMO_EXAMPLES, max_tokens=max_tokens) as model:
-        print(f'local model: Gemma 3 270M (base, Q4_K_M) on llama.cpp at {model.base_url}', file=out)
+    with contextlib.ExitStack() as stack:
+        if model is None:
+            local = stack.enter_context(LocalChatModel(examples=DEMO_EXAMPLES, max_tokens=max_tokens))
+            print(f'local model: Gemma 3 270M (base, Q4_K_M) on llama.cpp at {local.base_url}', file=out)
+            model = local
         print(f'question: {question}', file=out, flush=True)
         printer = LoopPrinter(out)
         client = ChatClient.builder(model).build()
