@@ -10,7 +10,7 @@ use crate::json;
 /// Strict JSON straight to Python objects; short strings (keys and values) are cached.
 const PARSER: PythonParse = PythonParse {
     allow_inf_nan: false,
-    cache_mode: StringCacheMode::All,
+    cache_mode: StringCacheMode::Keys,
     partial_mode: PartialMode::Off,
     catch_duplicate_keys: false,
     float_mode: FloatMode::Float,
