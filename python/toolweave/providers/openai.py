@@ -76,7 +76,8 @@ def _decode_json(response: httpx.Response, body: bytes) -> Mapping[str, Any]:
         ) from exc
     if not isinstance(data, Mapping):
         raise ChatModelError(
-            f'{response.request.url} answered with JSON that is not an object', body=body[:_EXCERPT].decode()
+            f'{response.request.url} answered with JSON that is not an object',
+            body=body[:_EXCERPT].decode('utf-8', 'replace'),
         )
     if 'error' in data and 'choices' not in data:
         message = provider_error_message(body) or str(data['error'])
