@@ -43,6 +43,7 @@ lint: $(BUILT)
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
 	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest toolweave._core
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 

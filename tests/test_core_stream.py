@@ -356,9 +356,15 @@ def test_null_error_is_not_an_error(core: SimpleNamespace) -> None:
 
 
 def test_exceptions_are_shared_classes() -> None:
-    assert toolweave._core.ToolArgumentsError is ToolArgumentsError
-    assert toolweave._core.StreamFormatError is StreamFormatError
-    assert toolweave._core.ProviderStreamError is ProviderStreamError
+    with pytest.raises(ToolArgumentsError) as parse_error:
+        toolweave._core.parse_arguments('{x')
+    assert type(parse_error.value) is ToolArgumentsError
+    with pytest.raises(StreamFormatError) as format_error:
+        toolweave._core.StreamAggregator().feed(b'data: {x\n\n')
+    assert type(format_error.value) is StreamFormatError
+    with pytest.raises(ProviderStreamError) as provider_error:
+        toolweave._core.StreamAggregator().feed(b'event: error\ndata: {"message": "m"}\n\n')
+    assert type(provider_error.value) is ProviderStreamError
     assert issubclass(StreamFormatError, ValueError) and issubclass(ProviderStreamError, RuntimeError)
     err = ProviderStreamError('boom', {'event': 'error', 'message': 'boom', 'data': None})
     assert err.message == 'boom' and err.chunks == []

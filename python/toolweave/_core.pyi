@@ -7,70 +7,13 @@ from collections.abc import Mapping
 from typing import Any, final
 
 __all__ = [
-    'ProviderStreamError',
     'StreamAggregator',
-    'StreamFormatError',
-    'ToolArgumentsError',
     'UsageAccumulator',
     '__version__',
     'parse_arguments',
 ]
 
 __version__: str
-
-class ToolArgumentsError(ValueError):
-    r"""Tool-call arguments are not a strict JSON object.
-
-    Attributes:
-        message: The full message, e.g.
-            ``invalid tool arguments at line 1 column 7 (char 6): expected a value near '{"a": tru'``.
-        position: 0-based offset of the error in characters (Unicode code points) of the text; for
-            ``bytes`` input, in characters of its UTF-8 decoding.
-        excerpt: Up to 20 characters either side of ``position``.
-        line: 1-based line of ``position`` (lines split on ``\\n``).
-        column: 1-based column of ``position``, in characters.
-    """
-
-    message: str
-    position: int
-    excerpt: str
-    line: int
-    column: int
-    def __init__(self, message: str, position: int = 0, excerpt: str = '', line: int = 1, column: int = 1) -> None: ...
-
-class StreamFormatError(ValueError):
-    """A stream event's data is not a JSON object. The aggregator stays usable.
-
-    Attributes:
-        message: The full message, e.g. ``event 3: data is not valid JSON: '{"a": tru'``.
-        event: 1-based number of the offending SSE event (every dispatched event counts).
-        excerpt: The first 60 characters of the event's data.
-        chunks: The chunks that the failing ``feed()``/``finish()`` call completed anyway.
-    """
-
-    message: str
-    event: int
-    excerpt: str
-    chunks: list[dict[str, Any]]
-    def __init__(self, message: str, event: int = 0, excerpt: str = '') -> None: ...
-
-class ProviderStreamError(RuntimeError):
-    """The provider reported an error inside the stream.
-
-    Raised for an ``event: error`` SSE frame or a data payload with a non-null top-level ``error``.
-    The partial result is kept.
-
-    Attributes:
-        message: The provider's message (``error.message``, a string ``error``, a top-level
-            ``message``, else the raw data).
-        error: ``{'event': str, 'message': str, 'data': <parsed payload, or its text if not JSON>}``.
-        chunks: The chunks that the failing ``feed()``/``finish()`` call completed anyway.
-    """
-
-    message: str
-    error: dict[str, Any] | None
-    chunks: list[dict[str, Any]]
-    def __init__(self, message: str, error: dict[str, Any] | None = None) -> None: ...
 
 @final
 class StreamAggregator:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-# --- Rust core (toolweave._core) -----------------------------------------------------------------
-# Defined once inside toolweave._core and re-exported: the Rust implementation and the pure-Python
-# twins (toolweave._reference, TOOLWEAVE_PURE=1) raise these very classes.
-from toolweave._core import ProviderStreamError, StreamFormatError, ToolArgumentsError
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolweave.chat.messages import ToolResponse
+    from toolweave.tools.definition import ToolDefinition
 
 __all__ = [
     'ChatModelError',
@@ -13,7 +15,78 @@ __all__ = [
     'ProviderStreamError',
     'StreamFormatError',
     'ToolArgumentsError',
+    'ToolCallLimitExceededError',
+    'ToolExecutionError',
 ]
+
+# --- Rust core (toolweave._core) -----------------------------------------------------------------
+# The Rust implementation looks these classes up here, so it and the pure-Python twins
+# (toolweave._reference, TOOLWEAVE_PURE=1) raise the very same classes. This module must not import
+# toolweave._core.
+
+
+class ToolArgumentsError(ValueError):
+    """Tool-call arguments are not a JSON object (raised by ``parse_arguments``).
+
+    Attributes:
+        message: The full message.
+        position: 0-based offset of the error in characters (code points) of the text.
+        excerpt: Up to 20 characters either side of the position.
+        line: 1-based line of the position.
+        column: 1-based column (in characters) of the position.
+    """
+
+    def __init__(self, message: str, position: int = 0, excerpt: str = '', line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.excerpt = excerpt
+        self.line = line
+        self.column = column
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.message, self.position, self.excerpt, self.line, self.column)
+
+
+class StreamFormatError(ValueError):
+    """A stream event's data is not a JSON object (the ``StreamAggregator`` stays usable).
+
+    Attributes:
+        message: The full message.
+        event: 1-based number of the offending SSE event in the stream.
+        excerpt: The first 60 characters of its data.
+        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
+    """
+
+    def __init__(self, message: str, event: int = 0, excerpt: str = '') -> None:
+        super().__init__(message)
+        self.message = message
+        self.event = event
+        self.excerpt = excerpt
+        self.chunks: list[dict[str, Any]] = []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.message, self.event, self.excerpt)
+
+
+class ProviderStreamError(RuntimeError):
+    """The provider reported an error inside the stream (an ``event: error`` frame or an ``error`` payload).
+
+    Attributes:
+        message: The provider's message.
+        error: ``{'event': str, 'message': str, 'data': payload or its text}``, or ``None``.
+        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
+    """
+
+    def __init__(self, message: str, error: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error = error
+        self.chunks: list[dict[str, Any]] = []
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.message, self.error)
+
 
 # --- providers (toolweave.providers) -------------------------------------------------------------
 
@@ -45,3 +118,37 @@ class ChatModelError(RuntimeError):
 
 class LocalModelError(RuntimeError):
     """The embedded local model cannot run: ``xllamacpp`` or the model package missing, or the server failed to start."""
+
+
+# --- tools (toolweave.tools) ---------------------------------------------------------------------
+
+
+class ToolExecutionError(RuntimeError):
+    """A tool failed: bad arguments, or the function raised (as Spring AI's ``ToolExecutionException``).
+
+    The manager's exception processor turns it into text for the model unless told to rethrow.
+
+    Attributes:
+        tool_definition: The tool that failed.
+        cause: The underlying exception (also ``__cause__``).
+    """
+
+    def __init__(self, tool_definition: ToolDefinition, cause: BaseException, message: str | None = None) -> None:
+        super().__init__(message if message is not None else str(cause))
+        self.tool_definition = tool_definition
+        self.cause = cause
+        self.__cause__ = cause
+
+
+class ToolCallLimitExceededError(RuntimeError):
+    """A tool-call limit of this turn was breached with ``ToolCallLimitBehavior.THROW``.
+
+    Attributes:
+        tool_name: The tool whose call breached the limit.
+        partial_responses: Responses of the calls of this batch that ran before the breach.
+    """
+
+    def __init__(self, message: str, tool_name: str, partial_responses: Sequence[ToolResponse] = ()) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.partial_responses = tuple(partial_responses)

@@ -1,9 +1,10 @@
 //! The exception classes and the one `CoreError` -> `PyErr` conversion.
 //!
-//! The three exception classes are plain Python classes (so they have a normal `__init__`,
-//! attributes and pickling, and can be raised from Python code too) created once, when
-//! `toolweave._core` is imported, and exported from it. `toolweave.exceptions` re-exports them;
-//! the pure-Python twins raise the very same classes.
+//! The three exception classes are plain Python classes defined in `toolweave.exceptions` (so they
+//! have a normal `__init__`, attributes and pickling, and exist without the extension for
+//! `TOOLWEAVE_PURE=1`); the core looks them up once and raises the very classes the pure-Python
+//! twins raise. They are looked up at the first error, never at import, so
+//! `toolweave.exceptions` may import the rest of the package.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -20,80 +21,11 @@ pub(crate) struct Exceptions {
 
 static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
 
-const SOURCE: &std::ffi::CStr = cr#"
-class ToolArgumentsError(ValueError):
-    """Tool-call arguments are not a JSON object.
-
-    Attributes:
-        message: The full message.
-        position: 0-based offset of the error in characters (code points) of the text.
-        excerpt: Up to 20 characters either side of the position.
-        line: 1-based line of the position.
-        column: 1-based column (in characters) of the position.
-    """
-
-    def __init__(self, message, position=0, excerpt='', line=1, column=1):
-        super().__init__(message)
-        self.message = message
-        self.position = position
-        self.excerpt = excerpt
-        self.line = line
-        self.column = column
-
-    def __reduce__(self):
-        return type(self), (self.message, self.position, self.excerpt, self.line, self.column)
-
-
-class StreamFormatError(ValueError):
-    """A stream event's data is not a JSON object (the aggregator stays usable).
-
-    Attributes:
-        message: The full message.
-        event: 1-based number of the offending SSE event in the stream.
-        excerpt: The first 60 characters of its data.
-        chunks: The chunks the failing feed()/finish() call completed anyway.
-    """
-
-    def __init__(self, message, event=0, excerpt=''):
-        super().__init__(message)
-        self.message = message
-        self.event = event
-        self.excerpt = excerpt
-        self.chunks = []
-
-    def __reduce__(self):
-        return type(self), (self.message, self.event, self.excerpt)
-
-
-class ProviderStreamError(RuntimeError):
-    """The provider reported an error inside the stream (an `event: error` frame or an `error` payload).
-
-    Attributes:
-        message: The provider's message.
-        error: {'event': str, 'message': str, 'data': the parsed payload, or its text if not JSON}, or None.
-        chunks: The chunks the failing feed()/finish() call completed anyway.
-    """
-
-    def __init__(self, message, error=None):
-        super().__init__(message)
-        self.message = message
-        self.error = error
-        self.chunks = []
-
-    def __reduce__(self):
-        return type(self), (self.message, self.error)
-"#;
-
 pub(crate) fn exceptions(py: Python<'_>) -> PyResult<&Exceptions> {
     EXCEPTIONS.get_or_try_init(py, || {
-        let globals = PyDict::new(py);
-        globals.set_item("__name__", "toolweave._core")?;
-        py.run(SOURCE, Some(&globals), None)?;
+        let module = py.import("toolweave.exceptions")?;
         let get = |name: &str| -> PyResult<Py<PyType>> {
-            let cls = globals
-                .get_item(name)?
-                .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(name.to_string()))?;
-            Ok(cls.cast_into::<PyType>()?.unbind())
+            Ok(module.getattr(name)?.cast_into::<PyType>()?.unbind())
         };
         Ok(Exceptions {
             tool_arguments: get("ToolArgumentsError")?,

@@ -30,10 +30,6 @@ pub mod _core {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", super::python_version())?;
-        let exc = super::errors::exceptions(m.py())?;
-        m.add("ToolArgumentsError", exc.tool_arguments.bind(m.py()))?;
-        m.add("StreamFormatError", exc.stream_format.bind(m.py()))?;
-        m.add("ProviderStreamError", exc.provider_stream.bind(m.py()))?;
         Ok(())
     }
 }

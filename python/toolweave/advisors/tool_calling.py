@@ -34,7 +34,7 @@ from toolweave.chat.options import ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import ChatResponseAggregator
-from toolweave.tools.errors import ToolCallLimitExceededError
+from toolweave.exceptions import ToolCallLimitExceededError
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
 
 __all__ = ['TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON', 'ToolCallingAdvisor']

@@ -1,11 +1,11 @@
 """Definition and execution side: ``@tool``, ``ToolCallback``s, providers, the ``ToolCallingManager``."""
 
+from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import tool
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
-from toolweave.tools.errors import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallLimitBehavior, ToolCallLimits
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult

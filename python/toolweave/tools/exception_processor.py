@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from toolweave.tools.errors import ToolExecutionError
+from toolweave.exceptions import ToolExecutionError
 
 __all__ = ['DefaultToolExecutionExceptionProcessor', 'ToolExecutionExceptionProcessor']
 

@@ -22,10 +22,10 @@ from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolRes
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
+from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
 from toolweave.tools.definition import ToolDefinition
-from toolweave.tools.errors import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
 from toolweave.tools.provider import ToolCallbackResolver

@@ -18,12 +18,11 @@ from typing import Any
 import pydantic
 
 from toolweave._native import parse_arguments
-from toolweave.exceptions import ToolArgumentsError
+from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
-from toolweave.tools.errors import ToolExecutionError
 from toolweave.tools.schema import FunctionSchema, ParameterSchema, function_schema, name_to_description
 
 __all__ = ['MethodToolCallback']
