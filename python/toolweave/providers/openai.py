@@ -29,7 +29,7 @@ from toolweave.chat.options import ChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.chat.stream import StreamAggregator
-from toolweave.exceptions import ChatModelError
+from toolweave.exceptions import ChatModelError, ProviderStreamError, StreamFormatError
 from toolweave.providers._openai_wire import (
     build_request_body,
     merge_options,
@@ -103,6 +103,10 @@ def _delta_chunk(payload: Mapping[str, Any]) -> ChatResponse | None:
         id=payload.get('id') if isinstance(payload.get('id'), str) else None,
         model=payload.get('model') if isinstance(payload.get('model'), str) else None,
     )
+
+
+def _delta_chunks(payloads: list[Mapping[str, Any]]) -> list[ChatResponse]:
+    return [chunk for chunk in map(_delta_chunk, payloads) if chunk is not None]
 
 
 def _final_chunk(result: Mapping[str, Any]) -> ChatResponse:
@@ -247,30 +251,41 @@ class OpenAIChatModel:
                 if not response.is_success:
                     raise _http_error(response, await response.aread())
                 async for raw in response.aiter_bytes():
-                    for payload in self._feed(aggregator, raw):
-                        chunk = _delta_chunk(payload)
-                        if chunk is not None:
-                            yield chunk
+                    payloads, error = self._feed(aggregator, raw)
+                    for chunk in _delta_chunks(payloads):
+                        yield chunk
+                    if error is not None:
+                        raise error
             except httpx.HTTPError as exc:
                 raise _transport_error(self.url, exc, self.timeout) from exc
-        for payload in self._feed(aggregator, None):
-            chunk = _delta_chunk(payload)
-            if chunk is not None:
-                yield chunk
+        payloads, error = self._feed(aggregator, None)
+        for chunk in _delta_chunks(payloads):
+            yield chunk
+        if error is not None:
+            raise error
         yield _final_chunk(aggregator.result())
 
-    def _feed(self, aggregator: StreamAggregator, raw: bytes | None) -> list[Mapping[str, Any]]:
-        """Feed bytes (``None`` = end of stream) and translate the core's errors into :class:`ChatModelError`."""
+    def _feed(
+        self, aggregator: StreamAggregator, raw: bytes | None
+    ) -> tuple[list[Mapping[str, Any]], ChatModelError | None]:
+        """Feed bytes (``None`` = end of stream); return the completed payloads and the core's error, if any.
+
+        The error comes back as a :class:`ChatModelError` that the caller raises after yielding the
+        good payloads of the same read, so no text before an error event is lost.
+        """
+        error: ChatModelError | None = None
         try:
             payloads: list[Any] = aggregator.feed(raw) if raw is not None else aggregator.finish()
-        except ValueError as exc:  # StreamFormatError: a payload that is not JSON
-            raise ChatModelError(f'malformed stream from {self.url}: {exc}') from exc
-        except RuntimeError as exc:  # ProviderStreamError: an error event or error payload
-            message = getattr(exc, 'message', None) or str(exc)
-            raise ChatModelError(
-                f'{self.url} reported an error mid-stream: {message}', provider_message=message
-            ) from exc
-        return [p for p in payloads if isinstance(p, Mapping)]
+        except StreamFormatError as exc:
+            payloads, error = exc.chunks, ChatModelError(f'malformed stream from {self.url}: {exc}')
+            error.__cause__ = exc
+        except ProviderStreamError as exc:
+            payloads = exc.chunks
+            error = ChatModelError(
+                f'{self.url} reported an error mid-stream: {exc.message}', provider_message=exc.message
+            )
+            error.__cause__ = exc
+        return [p for p in payloads if isinstance(p, Mapping)], error
 
     def close(self) -> None:
         """Close the blocking client if the model created it (idempotent)."""
