@@ -171,6 +171,15 @@ def test_tool_errors_become_text():
     assert 'b: missing required argument' in texts[2]
 
 
+def test_key_error_text_names_the_exception():
+    @tool
+    def lookup(key: str) -> str:
+        return {'a': '1'}[key]
+
+    result = DefaultToolCallingManager().execute_tool_calls(prompt(lookup), response(call('lookup', '{"key": "zz"}')))
+    assert responses(result)[0][2] == "KeyError: 'zz'"
+
+
 def test_invalid_json_arguments_become_text():
     manager = DefaultToolCallingManager()
     result = manager.execute_tool_calls(prompt(add), response(call('add', '{"a": 1,')))

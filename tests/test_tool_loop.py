@@ -312,6 +312,22 @@ def test_tools_accepts_objects_lists_and_callbacks():
         ChatClient.create(model).prompt('q').tools(object()).call()
 
 
+def test_tool_callbacks_from_accepts_functions_and_objects():
+    from toolweave.tools import ToolCallbacks
+
+    class Tools:
+        @tool
+        def alpha(self) -> str:
+            return 'a'
+
+    assert [cb.tool_definition.name for cb in ToolCallbacks.from_(get_weather, Tools())] == ['get_weather', 'alpha']
+
+
+def test_call_response_repr_shows_content_and_usage():
+    response = ChatClient.create(ScriptedChatModel(two_round_script())).prompt('q').tools(get_weather).call()
+    assert repr(response) == f'CallResponse(content={response.content()!r}, usage={expected_total()!r})'
+
+
 def test_tool_context_reaches_tool_not_model():
     from toolweave.tools import ToolContext
 

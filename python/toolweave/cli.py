@@ -156,7 +156,7 @@ def _usage_line(usage: Usage | None, rounds: int) -> str:
     if usage is None:
         return f'usage: not reported ({rounds} model round(s))'
     cached = (usage.prompt_tokens_details or {}).get('cached_tokens')
-    cache = f', {cached} cached' if cached is not None else ''
+    cache = f' ({cached} of them cached)' if cached is not None else ''
     return (
         f'usage: {usage.prompt_tokens} prompt{cache} + {usage.completion_tokens} completion = '
         f'{usage.total_tokens} tokens over {rounds} model round(s)'

@@ -213,6 +213,11 @@ class CallResponse:
     def __init__(self, response: ChatClientResponse) -> None:
         self._response = response
 
+    def __repr__(self) -> str:
+        chat = self._response.chat_response
+        usage = chat.usage if chat is not None else None
+        return f'CallResponse(content={self.content()!r}, usage={usage!r})'
+
     def content(self) -> str:
         """The text of the first generation (``''`` when there is none)."""
         chat = self._response.chat_response

@@ -123,10 +123,15 @@ class LocalModelError(RuntimeError):
 # --- tools (toolweave.tools) ---------------------------------------------------------------------
 
 
+def _cause_message(cause: BaseException) -> str:
+    return f'KeyError: {cause}' if isinstance(cause, KeyError) else str(cause)
+
+
 class ToolExecutionError(RuntimeError):
     """A tool failed: bad arguments, or the function raised (as Spring AI's ``ToolExecutionException``).
 
-    The manager's exception processor turns it into text for the model unless told to rethrow.
+    The manager's exception processor turns it into text for the model unless told to rethrow. The
+    message is the cause's; a ``KeyError`` (whose text is only the quoted key) reads ``KeyError: 'key'``.
 
     Attributes:
         tool_definition: The tool that failed.
@@ -134,7 +139,7 @@ class ToolExecutionError(RuntimeError):
     """
 
     def __init__(self, tool_definition: ToolDefinition, cause: BaseException, message: str | None = None) -> None:
-        super().__init__(message if message is not None else str(cause))
+        super().__init__(message if message is not None else _cause_message(cause))
         self.tool_definition = tool_definition
         self.cause = cause
         self.__cause__ = cause

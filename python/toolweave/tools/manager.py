@@ -178,8 +178,7 @@ class DefaultToolCallingManager:
                 return resolved
         logger.warning(
             "LLM may have adapted the tool name '%s', especially if the name was truncated due to length limits. "
-            'If this is the case, you can customize the prefixing and processing logic using '
-            'McpToolNamePrefixGenerator',
+            'If this is the case, give the tool a shorter name (at most 64 characters).',
             name,
         )
         raise LookupError(f'No ToolCallback found for tool name: {name}')

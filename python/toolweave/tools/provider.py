@@ -113,8 +113,12 @@ class ToolCallbacks:
 
     @staticmethod
     def from_(*objects: object) -> tuple[ToolCallback, ...]:
-        """The ``@tool`` methods of ``objects`` as tools (see :class:`MethodToolCallbackProvider`)."""
-        return MethodToolCallbackProvider(objects).tool_callbacks
+        """``objects`` as tools: ``@tool`` functions, objects with ``@tool`` methods, callbacks, providers.
+
+        Raises:
+            ValueError: an object has no ``@tool`` method.
+        """
+        return to_tool_callbacks(*objects)
 
 
 def to_tool_callbacks(*items: object) -> tuple[ToolCallback, ...]:
