@@ -161,3 +161,33 @@ def test_unconvertible_result_is_a_tool_error():
 
     with pytest.raises(ToolExecutionError, match='not JSON serializable'):
         MethodToolCallback(f).call('{}')
+
+
+def test_non_text_input_is_a_type_error():
+    with pytest.raises(TypeError, match='tool_input must be the argument JSON text'):
+        MethodToolCallback(describe).call(5)  # type: ignore[arg-type]
+
+
+def test_converter_must_return_text():
+    class Bad:
+        def convert(self, result, return_type=None):
+            return 5
+
+    @tool(result_converter=Bad())
+    def f() -> int:
+        return 1
+
+    with pytest.raises(ToolExecutionError, match='returned int, not str'):
+        MethodToolCallback(f).call('{}')
+
+
+def test_exception_whose_str_fails_still_gives_a_message():
+    class Weird(Exception):
+        def __str__(self) -> str:
+            raise ZeroDivisionError
+
+    def f() -> None:
+        raise Weird
+
+    with pytest.raises(ToolExecutionError, match=r'Weird \(its message could not be rendered\)'):
+        MethodToolCallback(f).call('{}')

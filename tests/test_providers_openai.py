@@ -188,7 +188,6 @@ def test_stream_replay(loopback: Loopback, name: str, piece: int) -> None:
         usage.get('completion_tokens_details'),
     )
     assert final.usage is not None and final.usage.native == usage
-    assert 'truncated' not in final.metadata
 
     body = loopback.last_body
     assert loopback.requests[-1]['path'] == '/v1/chat/completions'
@@ -259,12 +258,24 @@ def test_stream_malformed_payload(loopback: Loopback) -> None:
         collect(OpenAIChatModel(base_url=loopback.url, api_key=''), Prompt.of('hi'))
 
 
-def test_stream_cut_short_is_marked_truncated(loopback: Loopback) -> None:
+def test_stream_cut_short_raises_after_the_partial_text(loopback: Loopback) -> None:
     body = (STREAMS / '023-llamacpp-gemma270m-answer-after-tool.sse').read_bytes()
     loopback.queue(Reply(body=body[: body.index(b'\n\n', 800) + 2], content_type='text/event-stream'))
-    chunks = collect(OpenAIChatModel(base_url=loopback.url, api_key=''), Prompt.of('hi'))
-    assert chunks[-1].metadata == {'truncated': True}
-    assert chunks[-1].generations[0].finish_reason is None
+    seen: list[ChatResponse] = []
+
+    async def run() -> None:
+        async for chunk in OpenAIChatModel(base_url=loopback.url, api_key='').stream(Prompt.of('hi')):
+            seen.append(chunk)
+
+    with pytest.raises(ChatModelError, match=r'ended without a finish reason or \[DONE\] after \d+ event'):
+        asyncio.run(run())
+    assert ''.join(c.text for c in seen) and not any(c.has_tool_calls() for c in seen)
+
+
+def test_stream_answered_with_plain_json_is_an_error(loopback: Loopback) -> None:
+    loopback.queue(Reply(body=b'{"choices": [{"message": {"content": "hi"}}]}', content_type='application/json'))
+    with pytest.raises(ChatModelError, match='after 0 event.*content-type application/json'):
+        collect(OpenAIChatModel(base_url=loopback.url, api_key=''), Prompt.of('hi'))
 
 
 @pytest.mark.parametrize('status', [401, 500])

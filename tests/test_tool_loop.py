@@ -339,3 +339,25 @@ def test_tool_context_reaches_tool_not_model():
     ChatClient.create(model).prompt('q').tools(whoami).tool_context({'user': 'ada'}).call()
     assert model.prompts[1].messages[-1].responses[0].response_data == 'ada'
     assert model.prompts[0].options.tool_callbacks[0].tool_definition.input_schema['properties'] == {}
+
+
+def test_duplicate_tool_names_are_rejected():
+    @tool(name='get_weather')
+    def other(city: str) -> str:
+        return city
+
+    with pytest.raises(ValueError, match="Multiple tools with the same name 'get_weather'"):
+        ChatClient.create(ScriptedChatModel([])).prompt('q').tools(get_weather, other).call()
+
+
+def test_garbage_usage_counts_read_as_zero():
+    usage = Usage.from_openai(
+        {
+            'prompt_tokens': 2**63,
+            'completion_tokens': -1,
+            'total_tokens': 1.5,
+            'prompt_tokens_details': {'cached_tokens': 2**70, 'audio_tokens': 2},
+        }
+    )
+    assert usage == Usage(0, 0, 0, prompt_tokens_details={'audio_tokens': 2})
+    assert usage.native is not None and usage.native['prompt_tokens'] == 2**63

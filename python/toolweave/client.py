@@ -24,6 +24,7 @@ from toolweave.chat.model import ChatModel
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
+from toolweave.tools.callback import ToolCallback
 from toolweave.tools.provider import to_tool_callbacks
 
 __all__ = ['CallResponse', 'ChatClient', 'ChatClientBuilder', 'ChatClientRequestSpec', 'StreamResponse']
@@ -191,7 +192,7 @@ class ChatClientRequestSpec:
         base = self._options or ChatOptions()
         values = {f.name: getattr(base, f.name) for f in fields(base)}
         options = ToolCallingChatOptions(**values) if not isinstance(base, ToolCallingChatOptions) else base
-        callbacks = (*options.tool_callbacks, *to_tool_callbacks(*self._tools))
+        callbacks = _unique_names((*options.tool_callbacks, *to_tool_callbacks(*self._tools)))
         context = {**options.tool_context, **self._tool_context}
         return replace(options, tool_callbacks=callbacks, tool_context=context)
 
@@ -205,6 +206,17 @@ class ChatClientRequestSpec:
             template = self._defaults.tool_calling_advisor or ToolCallingAdvisor()
             advisors.append(template.copy())
         return advisors
+
+
+def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:
+    """``callbacks`` unchanged; two tools with one name raise (the second could never be called)."""
+    seen: dict[str, ToolCallback] = {}
+    for callback in callbacks:
+        name = callback.tool_definition.name
+        if name in seen:
+            raise ValueError(f"Multiple tools with the same name '{name}': {seen[name]!r} and {callback!r}")
+        seen[name] = callback
+    return callbacks
 
 
 class CallResponse:

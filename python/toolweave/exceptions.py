@@ -124,7 +124,11 @@ class LocalModelError(RuntimeError):
 
 
 def _cause_message(cause: BaseException) -> str:
-    return f'KeyError: {cause}' if isinstance(cause, KeyError) else str(cause)
+    try:
+        text = str(cause)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ itself fails still needs a message
+        return f'{type(cause).__name__} (its message could not be rendered)'
+    return f'KeyError: {text}' if isinstance(cause, KeyError) else text
 
 
 class ToolExecutionError(RuntimeError):

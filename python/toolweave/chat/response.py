@@ -17,14 +17,22 @@ from toolweave.chat.messages import AssistantMessage, ToolCall
 __all__ = ['ChatResponse', 'Generation', 'Usage']
 
 
+_MAX_TOKENS = 2**53
+"""Counts at or above this (or negative) are provider garbage: they read as 0 and stay in ``native``."""
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_TOKENS
+
+
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if _is_count(value) else 0
 
 
 def _details(value: Any) -> dict[str, int] | None:
     if not isinstance(value, Mapping):
         return None
-    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {str(k): v for k, v in value.items() if _is_count(v)}
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,11 @@ class Usage:
 
     @classmethod
     def from_openai(cls, usage: Mapping[str, Any]) -> Usage:
-        """Build from an OpenAI-shaped ``usage`` object; unknown keys stay in :attr:`native`."""
+        """Build from an OpenAI-shaped ``usage`` object; unknown keys stay in :attr:`native`.
+
+        Counts that are not ints in ``[0, 2**53)`` (missing, floats, negative, absurdly large) read as 0
+        (details: left out), so a broken provider cannot break the usage sum of a tool loop.
+        """
         return cls(
             prompt_tokens=_int(usage.get('prompt_tokens')),
             completion_tokens=_int(usage.get('completion_tokens')),

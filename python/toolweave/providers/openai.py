@@ -59,9 +59,12 @@ def _http_error(response: httpx.Response, body: bytes) -> ChatModelError:
 
 
 def _transport_error(url: str, exc: httpx.HTTPError, timeout: float) -> ChatModelError:
+    reason = f'{type(exc).__name__}: {exc}' if str(exc) else type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
-        return ChatModelError(f'no answer from {url} within {timeout:g} s ({type(exc).__name__})')
-    return ChatModelError(f'cannot reach {url}: {exc or type(exc).__name__}')
+        return ChatModelError(f'no answer from {url} within {timeout:g} s ({reason})')
+    if isinstance(exc, httpx.ConnectError):
+        return ChatModelError(f'cannot reach {url}: {reason}')
+    return ChatModelError(f'request to {url} failed: {reason}')
 
 
 def _decode_json(response: httpx.Response, body: bytes) -> Mapping[str, Any]:
@@ -105,6 +108,15 @@ def _delta_chunk(payload: Mapping[str, Any]) -> ChatResponse | None:
     )
 
 
+def _truncated_error(url: str, response: httpx.Response, result: Mapping[str, Any]) -> ChatModelError:
+    content_type = response.headers.get('content-type', 'none')
+    return ChatModelError(
+        f'stream from {url} ended without a finish reason or [DONE] after {result.get("chunks", 0)} event(s) '
+        f'(content-type {content_type}); the partial answer was yielded, its tool calls are not returned',
+        status_code=response.status_code,
+    )
+
+
 def _delta_chunks(payloads: list[Mapping[str, Any]]) -> list[ChatResponse]:
     return [chunk for chunk in map(_delta_chunk, payloads) if chunk is not None]
 
@@ -112,14 +124,12 @@ def _delta_chunks(payloads: list[Mapping[str, Any]]) -> list[ChatResponse]:
 def _final_chunk(result: Mapping[str, Any]) -> ChatResponse:
     """The closing chunk of a stream: whole tool calls, finish reason, usage, id and model."""
     usage = result.get('usage')
-    metadata: dict[str, Any] = {'truncated': True} if result.get('truncated') else {}
     message = AssistantMessage(None, parse_tool_calls(result.get('tool_calls')))
     return ChatResponse(
         (Generation(message, result.get('finish_reason')),),
         id=result.get('id'),
         model=result.get('model'),
         usage=Usage.from_openai(usage) if isinstance(usage, Mapping) else None,
-        metadata=metadata,
     )
 
 
@@ -233,12 +243,13 @@ class OpenAIChatModel:
         Yields:
             One chunk per payload that carries text (``output.content``) or reasoning
             (``output.metadata['reasoning']``), then one final chunk with the whole tool calls, the
-            finish reason, the usage (when the server reported it), id and model; its
-            ``metadata['truncated']`` is ``True`` when the stream ended without a finish reason or ``[DONE]``.
+            finish reason, the usage (when the server reported it), id and model.
 
         Raises:
             ChatModelError: See the class docstring; an error event arriving mid-stream is raised when it
-                arrives, after the chunks before it were yielded.
+                arrives, after the chunks before it were yielded. A stream that ends without a finish
+                reason or ``[DONE]`` (cut short, or a body that is not SSE at all) raises after its text
+                was yielded; its partial tool calls are never returned, so they are never executed.
         """
         content = orjson.dumps(self.request_body(prompt, stream=True))
         aggregator = StreamAggregator('openai-chat')
@@ -263,7 +274,10 @@ class OpenAIChatModel:
             yield chunk
         if error is not None:
             raise error
-        yield _final_chunk(aggregator.result())
+        result = aggregator.result()
+        if result.get('truncated'):
+            raise _truncated_error(self.url, response, result)
+        yield _final_chunk(result)
 
     def _feed(
         self, aggregator: StreamAggregator, raw: bytes | None

@@ -152,12 +152,18 @@ class MethodToolCallback:
 
     def _convert(self, result: Any) -> str:
         try:
-            return self._converter.convert(result, None)
+            text = self._converter.convert(result, None)
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
+        if not isinstance(text, str):
+            problem = TypeError(f'result converter {self._converter!r} returned {type(text).__name__}, not str')
+            raise ToolExecutionError(self._definition, problem)
+        return text
 
     def _bind(self, tool_input: str, tool_context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
-        if not tool_input or not tool_input.strip():
+        if not isinstance(tool_input, str):
+            raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
+        if not tool_input.strip():
             raise ValueError('tool_input cannot be null or empty')
         try:
             raw = parse_arguments(tool_input)
