@@ -1,0 +1,16 @@
+"""The ``>>>`` examples in public docstrings run and give what they show."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ['toolweave.tools.method', 'toolweave.tools.limits']
+
+
+@pytest.mark.parametrize('name', MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
