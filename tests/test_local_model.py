@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -21,6 +21,8 @@ from toolweave.advisors import BaseAdvisor, ChatClientRequest, ChatClientRespons
 from toolweave.chat import (
     AssistantMessage,
     ChatOptions,
+    ChatResponse,
+    Generation,
     Prompt,
     SystemMessage,
     ToolCall,
@@ -32,7 +34,7 @@ from toolweave.chat import (
 )
 from toolweave.providers import LocalChatModel, LocalModelError, ToolExample
 from toolweave.providers._local_prompting import example_messages, synthesise_example
-from toolweave.providers.local import ANSWER_ROUND_STOP, TOOL_ROUND_STOP
+from toolweave.providers.local import ANSWER_ROUND_LOGIT_BIAS, ANSWER_ROUND_STOP, FALLBACK_KEY, TOOL_ROUND_STOP
 from toolweave.tools import MethodToolCallback
 from toolweave.tools.definition import ToolDefinition
 
@@ -67,8 +69,38 @@ EXAMPLES = (
 )  # fmt: skip
 
 
+# A new user's tools, as they would write them, with no hand-written examples: one returns a sentence,
+# one a number, one a JSON object. Registered under the names the model sees.
+
+
+@tool(name='get_weather')
+def weather_sentence(city: Annotated[str, ToolParam(description='City name')], unit: Literal['c', 'f'] = 'c') -> str:
+    """Current weather of a city."""
+    CALLS.append({'tool': 'get_weather', 'city': city, 'unit': unit})
+    return f'18 degrees {unit.upper()} and sunny in {city}'
+
+
+@tool
+def km_to_miles(km: Annotated[float, ToolParam(description='Distance in kilometres')]) -> float:
+    """Convert a distance from kilometres to miles."""
+    CALLS.append({'tool': 'km_to_miles', 'km': km})
+    return round(km * 0.621371, 2)
+
+
+@tool
+def get_stock_quote(symbol: Annotated[str, ToolParam(description='Ticker symbol, e.g. AAPL')]) -> dict[str, Any]:
+    """Latest stock price for a ticker symbol."""
+    CALLS.append({'tool': 'get_stock_quote', 'symbol': symbol})
+    return {'symbol': symbol.upper(), 'price': 187.23, 'currency': 'USD'}
+
+
 def schema_of(name: str) -> dict[str, Any]:
-    callback = {'get_weather': MethodToolCallback(get_weather), 'convert_units': MethodToolCallback(convert_units)}
+    callback = {
+        'get_weather': MethodToolCallback(get_weather),
+        'convert_units': MethodToolCallback(convert_units),
+        'km_to_miles': MethodToolCallback(km_to_miles),
+        'get_stock_quote': MethodToolCallback(get_stock_quote),
+    }
     return dict(callback[name].tool_definition.input_schema)
 
 
@@ -138,6 +170,7 @@ def test_prepare_tool_round() -> None:
     assert prepared.options is not None
     assert (prepared.options.max_tokens, prepared.options.temperature, prepared.options.seed) == (64, 0.0, 42)
     assert prepared.options.stop == TOOL_ROUND_STOP
+    assert 'logit_bias' not in prepared.options.extra_body  # the calling round may write <tool_call>
     messages = prepared.messages
     assert messages[0] == SystemMessage('Be brief.')
     assert messages[-1] == UserMessage('What is the weather in Oslo?')
@@ -157,12 +190,18 @@ def test_prepare_answer_round_and_caller_settings_win() -> None:
         AssistantMessage(None, (ToolCall('c1', 'function', 'get_weather', '{"city": "Oslo"}'),)),
         ToolResponseMessage((ToolResponse('c1', 'get_weather', '3 C, snow'),)),
     )
-    prepared = model.prepare(Prompt(history, tools_options()))
+    prepared = model.prepare(Prompt(history, tools_options(extra_body={'top_k': 5})))
     assert prepared.options is not None
     assert prepared.options.stop == ANSWER_ROUND_STOP
     assert prepared.options.max_tokens == 128
+    assert prepared.options.extra_body == {'top_k': 5, 'logit_bias': [list(p) for p in ANSWER_ROUND_LOGIT_BIAS]}
     assert prepared.messages[-3:] == history
-    mine = model.prepare(Prompt(history, tools_options(stop=('.',), max_tokens=5, temperature=0.7, seed=1)))
+    mine = model.prepare(
+        Prompt(
+            history,
+            tools_options(stop=('.',), max_tokens=5, temperature=0.7, seed=1, extra_body={'logit_bias': {'1': 2}}),
+        )
+    )
     assert mine.options is not None
     assert (mine.options.stop, mine.options.max_tokens, mine.options.temperature, mine.options.seed) == (
         ('.',),
@@ -170,6 +209,7 @@ def test_prepare_answer_round_and_caller_settings_win() -> None:
         0.7,
         1,
     )
+    assert mine.options.extra_body == {'logit_bias': {'1': 2}}
 
 
 def test_prepare_without_tools_adds_no_examples() -> None:
@@ -206,8 +246,24 @@ def test_synthesised_example_from_schema() -> None:
         'tags': ['Paris'],
         'exact': True,
     }
-    assert example.question == 'Convert a value between units: 10, km, mi, Paris, 10, True?'
+    assert example.question.startswith('Can you convert 10 ') and example.question.endswith('?')
+    assert all(v in example.question for v in ('km', 'mi', 'Paris'))  # every scalar value is asked about
     assert example.tool_name == 'convert_units'
+    assert example.result.endswith('.') and example.answer == example.result  # a sentence, restated
+
+
+def test_synthesised_question_reads_naturally() -> None:
+    weather = synthesise_example(MethodToolCallback(weather_sentence).tool_definition)
+    # "Current weather of a city." + city=Paris (unit=c is the default, so not asked about)
+    assert (weather.question, weather.arguments) == (
+        'What is the current weather of Paris?',
+        {'city': 'Paris', 'unit': 'c'},
+    )
+    assert weather.result == weather.answer == 'The current weather of Paris is 42.'
+    quote = synthesise_example(MethodToolCallback(get_stock_quote).tool_definition, variant=1)
+    assert (quote.question, quote.arguments) == ('What is the latest stock price for MSFT?', {'symbol': 'MSFT'})
+    miles = synthesise_example(MethodToolCallback(km_to_miles).tool_definition)
+    assert (miles.question, miles.arguments) == ('Can you convert 10 from kilometres to miles?', {'km': 10})
 
 
 def test_examples_for_other_tools_fall_back_to_synthesised() -> None:
@@ -218,7 +274,82 @@ def test_examples_for_other_tools_fall_back_to_synthesised() -> None:
     calls = [m.tool_calls[0] for m in messages if isinstance(m, AssistantMessage) and m.tool_calls]
     assert [c.name for c in calls] == ['get_weather', 'get_weather']
     assert [json.loads(c.arguments) for c in calls] == [{'city': 'Paris', 'unit': 'c'}, {'city': 'Tokyo', 'unit': 'c'}]
-    assert [m.responses[0].response_data for m in messages if isinstance(m, ToolResponseMessage)] == ['42', '7']
+    results = [m.responses[0].response_data for m in messages if isinstance(m, ToolResponseMessage)]
+    answers = [m.text for m in messages if isinstance(m, AssistantMessage) and not m.tool_calls]
+    assert results == ['The current weather for Paris is 42.', 'The current weather for Tokyo is 7.']
+    assert answers == [r + '\n' for r in results]
+
+
+class FakeChat:
+    """Stands in for the OpenAIChatModel behind a LocalChatModel: replies with ``text`` (no server)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.prompts: list[Prompt] = []
+
+    def _response(self, text: str, usage: Usage | None = None) -> ChatResponse:
+        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), id='r1', model='m', usage=usage)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        self.prompts.append(prompt)
+        return self._response(self.text, Usage(10, 1, 11))
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return self.call(prompt)
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        self.prompts.append(prompt)
+        if self.text:
+            yield ChatResponse((Generation(AssistantMessage(self.text)),), id='r1', model='m')
+        yield ChatResponse((Generation(AssistantMessage(''), 'stop'),), id='r1', model='m')
+        yield ChatResponse((), id='r1', model='m', usage=Usage(10, 1, 11))
+
+    def close(self) -> None:
+        pass
+
+
+def fake_model(text: str) -> LocalChatModel:
+    model = LocalChatModel()
+    model._handle.server = object()  # "running": requests go to the fake chat
+    model._handle.chat = FakeChat(text)  # type: ignore[assignment]
+    return model
+
+
+ANSWER_ROUND = (
+    UserMessage('Weather in Oslo?'),
+    AssistantMessage(None, (ToolCall('c1', 'function', 'get_weather', '{"city": "Oslo"}'),)),
+    ToolResponseMessage((ToolResponse('c1', 'get_weather', '3 C,\n snow'),)),
+)
+
+
+@pytest.mark.parametrize('text', ['', ' '])
+def test_empty_answer_round_falls_back_to_the_tool_result(text: str) -> None:
+    model = fake_model(text)
+    prompt = Prompt(ANSWER_ROUND, tools_options())
+    for response in (model.call(prompt), asyncio.run(model.acall(prompt))):
+        assert response.text == '3 C, snow'
+        assert response.result is not None and response.result.metadata[FALLBACK_KEY] is True
+        assert response.usage == Usage(10, 1, 11)
+
+    async def chunks() -> list[ChatResponse]:
+        return [chunk async for chunk in model.stream(prompt)]
+
+    streamed = asyncio.run(chunks())
+    assert ''.join(c.text for c in streamed).strip() == '3 C, snow'
+    assert [c.usage for c in streamed if c.usage] == [Usage(10, 1, 11)]
+    assert streamed[-1].usage is not None  # the fallback text comes before the final chunks
+    model.close()
+
+
+def test_no_fallback_when_the_model_answered_or_outside_the_answer_round() -> None:
+    model = fake_model('It snows.')
+    answered = model.call(Prompt(ANSWER_ROUND, tools_options()))
+    assert answered.text == 'It snows.' and answered.result is not None and FALLBACK_KEY not in answered.result.metadata
+    silent = fake_model('')
+    assert silent.call(Prompt(ANSWER_ROUND[:1], tools_options())).text == ''  # calling round
+    assert silent.call(Prompt(ANSWER_ROUND, ChatOptions())).text == ''  # no tools given
+    model.close()
+    silent.close()
 
 
 def test_missing_model_file_is_a_readable_error(tmp_path: Path) -> None:
@@ -335,7 +466,102 @@ def test_synthesised_examples_call_a_tool(local_model: LocalChatModel) -> None:
     assert recorder.tool_calls
     assert recorder.tool_calls[0][0].name == 'get_weather'
     assert_valid_arguments('get_weather', recorder.tool_calls[0][0].arguments)
-    assert result.chat_response() is not None
+    final = result.chat_response()
+    assert final is not None and not final.has_tool_calls()
+    assert result.content().strip()  # the answer round answered
+    assert final.result is not None and FALLBACK_KEY not in final.result.metadata  # ... in the model's own words
+
+
+# --- a new user's tools with synthesised examples (no examples=), the three paths -----------------------
+
+
+@pytest.fixture
+def synthesising(local_model: LocalChatModel) -> Iterator[LocalChatModel]:
+    """The module's server with the examples synthesised from the tool definitions."""
+    saved = local_model.examples
+    local_model.examples = ()
+    try:
+        yield local_model
+    finally:
+        local_model.examples = saved
+
+
+def assert_one_valid_call(recorder: RoundRecorder, name: str) -> None:
+    assert len(recorder.tool_calls) == 1 and len(recorder.tool_calls[0]) == 1
+    call = recorder.tool_calls[0][0]
+    assert call.name == name
+    assert_valid_arguments(name, call.arguments)
+    assert CALLS and CALLS[0]['tool'] == name  # the tool ran
+    assert isinstance(recorder.last_messages[-1], ToolResponseMessage)
+
+
+def model_answered(responses: list[ChatResponse]) -> bool:
+    """No generation is the empty-answer fallback."""
+    return not any(FALLBACK_KEY in g.metadata for r in responses for g in r.generations)
+
+
+@pytest.mark.local_model
+@needs_local
+@pytest.mark.parametrize(
+    ('function', 'name', 'question'),
+    [
+        (weather_sentence, 'get_weather', 'What is the weather in Paris?'),  # returns a sentence
+        (km_to_miles, 'km_to_miles', 'How many miles is 42 km?'),  # a number
+        (get_stock_quote, 'get_stock_quote', 'What is the price of AAPL?'),  # a JSON object
+    ],
+)
+def test_synthesised_examples_answer_blocking(
+    synthesising: LocalChatModel, function: Any, name: str, question: str
+) -> None:
+    CALLS.clear()
+    recorder = RoundRecorder()
+    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    result = client.prompt(question).tools(function).advisors(recorder).call()
+    assert_one_valid_call(recorder, name)
+    final = result.chat_response()
+    assert final is not None and not final.has_tool_calls()
+    assert result.content().strip()
+    assert model_answered([final])
+    assert len(recorder.usages) == 2 and final.usage is not None
+    assert (final.usage.prompt_tokens, final.usage.completion_tokens, final.usage.total_tokens) == summed(
+        recorder.usages
+    )
+
+
+@pytest.mark.local_model
+@needs_local
+def test_synthesised_examples_answer_async(synthesising: LocalChatModel) -> None:
+    CALLS.clear()
+    recorder = RoundRecorder()
+    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    result = asyncio.run(client.prompt('Weather in Oslo?').tools(weather_sentence).advisors(recorder).acall())
+    assert_one_valid_call(recorder, 'get_weather')
+    final = result.chat_response()
+    assert final is not None and not final.has_tool_calls()
+    assert result.content().strip()
+    assert model_answered([final])
+
+
+@pytest.mark.local_model
+@needs_local
+def test_synthesised_examples_answer_streaming(synthesising: LocalChatModel) -> None:
+    CALLS.clear()
+    recorder = RoundRecorder()
+    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    spec = client.prompt('What is the weather in Tokyo?').tools(weather_sentence).advisors(recorder)
+
+    async def run() -> tuple[str, list[ChatResponse]]:
+        content = ''.join([piece async for piece in spec.stream().content()])
+        chunks = [chunk async for chunk in spec.stream().chat_responses()]
+        return content, chunks
+
+    content, chunks = asyncio.run(run())
+    assert content.strip()
+    assert ''.join(c.text for c in chunks) == content  # same request, same deterministic answer
+    assert model_answered(chunks)
+    assert len(recorder.tool_calls) == 2  # one call per streamed loop
+    recorder.tool_calls = recorder.tool_calls[1:]
+    assert_one_valid_call(recorder, 'get_weather')
 
 
 @pytest.mark.local_model

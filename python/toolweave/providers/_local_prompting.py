@@ -11,7 +11,9 @@ real model, see ``notes/local-model.md``):
    (:func:`example_messages`). The example whose question shares the most words with the real
    question goes last, because this model copies the nearest example most of all.
 3. Per-round stop sequences (chosen in ``LocalChatModel``): ``</tool_call>`` on the calling round,
-   ``\n`` on the answering round (the example answers end with a newline to teach that).
+   ``\n`` on the answering round (the example answers end with a newline to teach that), and on the
+   answering round a ``logit_bias`` that bans ``<``: after a tool result the base model otherwise
+   often opens its turn with another ``<tool_call>`` or an echoed ``<tool_response>``.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class ToolExample:
     answer: str
 
 
-_STRING_SAMPLES = (
+_STRING_SAMPLES: tuple[tuple[tuple[str, ...], str | tuple[str, ...]], ...] = (
     (('city', 'location', 'place', 'town', 'destination', 'origin'), 'Paris'),
     (('country',), 'France'),
     (('name', 'user', 'person'), 'Alice'),
@@ -95,6 +97,7 @@ _STRING_SAMPLES = (
     (('url', 'link'), 'https://example.com'),
     (('query', 'text', 'search', 'q'), 'Paris'),
     (('unit',), 'c'),
+    (('symbol', 'ticker', 'stock'), ('AAPL', 'MSFT', 'GOOG')),
     (('currency',), 'EUR'),
     (('language', 'lang'), 'en'),
 )
@@ -108,6 +111,8 @@ def _sample_string(name: str, variant: int = 0) -> str:
     lowered = name.lower()
     for keys, value in _STRING_SAMPLES:
         if any(key in lowered for key in keys):
+            if isinstance(value, tuple):
+                return value[variant % len(value)]
             return _PLACES[variant % len(_PLACES)] if value == 'Paris' else value
     return _PLACES[variant % len(_PLACES)]
 
@@ -174,23 +179,111 @@ def _humanise(name: str) -> str:
     return re.sub(r'[_\-.]+', ' ', re.sub(r'(?<=[a-z0-9])(?=[A-Z])', ' ', name)).strip().lower()
 
 
-_RESULTS = ('42', '7', '15')
+_RESULT_NUMBERS = ('42', '7', '15')
+
+_FETCH_VERBS = frozenset((
+    'get', 'gets', 'return', 'returns', 'fetch', 'fetches', 'retrieve', 'retrieves', 'find', 'finds', 'show',
+    'shows', 'give', 'gives', 'provide', 'provides',
+))  # fmt: skip
+"""Leading verbs dropped so the rest reads as a noun phrase ("Get the weather of a city" -> "the weather of ...")."""
+_ACTION_VERBS = frozenset((
+    'add', 'adds', 'subtract', 'subtracts', 'multiply', 'multiplies', 'divide', 'divides', 'convert', 'converts',
+    'calculate', 'calculates', 'compute', 'computes', 'count', 'counts', 'search', 'searches', 'look', 'looks',
+    'lookup', 'translate', 'translates', 'send', 'sends', 'create', 'creates', 'delete', 'deletes', 'update',
+    'updates', 'list', 'lists', 'check', 'checks', 'book', 'books', 'set', 'sets', 'sum', 'sums', 'round', 'rounds',
+    'sort', 'sorts', 'reverse', 'reverses', 'summarise', 'summarises', 'summarize', 'summarizes', 'generate',
+    'generates', 'validate', 'validates', 'parse', 'parses', 'format', 'formats', 'estimate', 'estimates',
+    'resolve', 'resolves', 'query', 'queries',
+))  # fmt: skip
+"""Leading verbs that make a description an action: the question becomes "Can you <description>?"."""
+_ARTICLES = frozenset(('a', 'an', 'the', 'some', 'one', 'given', 'any'))
+_STOPWORDS = frozenset(('of', 'for', 'in', 'to', 'and', 'or', 'the', 'a', 'an', 'e', 'g', 'eg', 'name', 'value'))
+
+
+def _keywords(name: str, schema: Mapping[str, Any]) -> set[str]:
+    """Words naming a property: its name's words and its description's words (without filler)."""
+    words = set(_humanise(name).split())
+    description = schema.get('description')
+    if isinstance(description, str):
+        words |= {w for w in re.findall(r'[a-z]+', description.lower()) if w not in _STOPWORDS and len(w) > 1}
+    return words
+
+
+def _bare(word: str) -> str:
+    return word.lower().strip(',;:()"\'')
+
+
+def _phrase(definition: ToolDefinition, arguments: Mapping[str, Any]) -> tuple[str, bool]:
+    """The description's first sentence with the argument values put in; ``(phrase, is_action)``.
+
+    A value replaces ``a|an|the <word>`` (or ``a <word> <word>``) where a word names its property
+    (``"Current weather of a city"`` + ``city='Paris'`` -> ``"the current weather of Paris"``); values
+    that fit nowhere are appended (``"... for 10"``); values equal to the property's default are left out.
+    """
+    description = (definition.description or '').strip().split('\n')[0]
+    description = re.split(r'(?<=[.!?])\s', description)[0].rstrip('.?!: ') or _humanise(definition.name)
+    words = description.split()
+    first = words[0].lower()
+    action = first in _ACTION_VERBS
+    if first in _FETCH_VERBS and len(words) > 1:
+        words = words[1:]
+    elif not words[0].isupper():
+        words[0] = first
+    properties = definition.input_schema.get('properties')
+    properties = properties if isinstance(properties, Mapping) else {}
+    unplaced: list[str] = []
+    for name, value in arguments.items():
+        if isinstance(value, (dict, list, bool)):
+            continue
+        prop = properties.get(name)
+        prop = prop if isinstance(prop, Mapping) else {}
+        if prop.get('default') is not None and value == prop.get('default'):
+            continue  # a default the user would not mention
+        keys = _keywords(str(name), prop)
+        bare = [_bare(w) for w in words]
+        spot = next(
+            (
+                (i, j)
+                for i, word in enumerate(bare)
+                if word in _ARTICLES
+                for j in (i + 2, i + 1)
+                if j < len(bare) and bare[j] in keys
+            ),
+            None,
+        )
+        if spot is None:
+            unplaced.append(str(value))
+        else:
+            i, j = spot
+            trailing = re.search(r'[,;:]*$', words[j])
+            words[i : j + 1] = [str(value) + (trailing.group() if trailing else '')]
+    phrase = ' '.join(words)
+    if unplaced:
+        phrase += ' for ' + ' and '.join(unplaced)
+    if not action and words and _bare(words[0]) not in _ARTICLES:
+        phrase = 'the ' + phrase
+    return phrase, action
 
 
 def synthesise_example(definition: ToolDefinition, variant: int = 0) -> ToolExample:
     """An example exchange for ``definition`` built from its name, description and input schema.
 
-    The question reads ``"<description>: <values>?"`` (e.g. ``"Current weather for a city: Paris, c?"``),
-    the call uses a sample value for every property (enum -> first value, distinct values for
+    The call uses a sample value for every property (enum -> first value, distinct values for
     properties sharing an enum, city-like strings ``'Paris'``/``'Tokyo'``/``'Berlin'`` by ``variant``,
-    numbers ``10``/``3``/``25``, booleans ``true``), the result is ``'42'``/``'7'``/``'15'``.
+    numbers ``10``/``3``/``25``, booleans ``true``). The question is phrased from the description with
+    those values put in: ``"What is the current weather of Paris?"`` for a noun-phrase description
+    (``"Current weather of a city."``, also ``"Get ..."``/``"Return ..."``), ``"Can you convert 10
+    from km to mi?"`` for an action (``"Convert a value from km to mi."``). The result is a short
+    sentence like real tools return (``"The current weather of Paris is 42."``, ``"The result is 42."``
+    for actions; numbers ``42``/``7``/``15`` by ``variant``) and the answer restates it, which teaches
+    the model to answer from the tool response whatever its shape (measured: sentences, numbers, JSON).
     """
     arguments = _sample_arguments(definition.input_schema, variant=variant)
-    description = (definition.description or _humanise(definition.name)).strip().split('\n')[0].rstrip('.?! ')
-    values = ', '.join(str(v) for v in arguments.values() if not isinstance(v, (dict, list)))
-    question = f'{description}: {values}?' if values else f'{description}?'
-    result = _RESULTS[variant % len(_RESULTS)]
-    return ToolExample(question, definition.name, arguments, result, f'The answer is {result}.')
+    phrase, action = _phrase(definition, arguments)
+    number = _RESULT_NUMBERS[variant % len(_RESULT_NUMBERS)]
+    question = f'Can you {phrase}?' if action else f'What is {phrase}?'
+    sentence = f'The result is {number}.' if action else f'{phrase[0].upper()}{phrase[1:]} is {number}.'
+    return ToolExample(question, definition.name, arguments, sentence, sentence)
 
 
 MIN_EXAMPLES = 2
