@@ -53,7 +53,8 @@ impl fmt::Display for CoreError {
             | CoreError::UsageType(message) => f.write_str(message),
             CoreError::UnknownFormat(name) => write!(
                 f,
-                "unknown stream format {name:?}; supported: {}",
+                "unknown stream format {}; supported: {}",
+                crate::stream::quote_format(name),
                 crate::stream::SUPPORTED_FORMATS.join(", ")
             ),
         }

@@ -3,9 +3,25 @@
 //! Numbers are summed key-wise, recursively through nested mappings (`prompt_tokens_details`);
 //! an integer plus a float gives a float. `None` leaves stay `None` until some round has a number
 //! there. Strings keep the last value. A key that holds a mapping in one round and a scalar in
-//! another is an error. Integers must fit in 64 bits (sums are kept in 128 bits).
+//! another is an error. Integers must fit in 64 bits (sums are kept in 128 bits). Mappings may
+//! nest at most [`MAX_DEPTH`] levels (the top-level mapping is level 1; real usage objects have 2).
+
+use std::collections::{HashMap, HashSet};
 
 use crate::errors::CoreError;
+
+/// Deepest level of nested mappings a usage object may have; the top-level mapping is level 1.
+pub const MAX_DEPTH: usize = 32;
+
+/// Maps with more keys than this are merged through a hash index instead of a linear scan.
+const SCAN_LIMIT: usize = 16;
+
+/// The error for a mapping at `path` that is nested deeper than [`MAX_DEPTH`] levels.
+pub fn too_deep(path: &str) -> CoreError {
+    CoreError::UsageType(format!(
+        "usage value at '{path}' nests mappings deeper than {MAX_DEPTH} levels"
+    ))
+}
 
 /// A usage leaf or subtree.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,16 +67,44 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn merge_map(into: &mut UsageMap, add: UsageMap, path: &str) -> Result<(), CoreError> {
+/// Merge `add` (a mapping at nesting level `depth`) into `into`. With a repeated key in `add`
+/// the last value wins, as when building a Python dict.
+fn merge_map(
+    into: &mut UsageMap,
+    add: UsageMap,
+    path: &str,
+    depth: usize,
+) -> Result<(), CoreError> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep(path));
+    }
+    // Small maps (every real usage object): a linear scan. Large ones: a key -> position index,
+    // so merging stays linear in the number of keys.
+    let mut index: Option<HashMap<String, usize>> =
+        (into.len() + add.len() > SCAN_LIMIT).then(|| {
+            into.iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.clone(), i))
+                .collect()
+        });
+    let add = if has_repeats(&add) { dedupe(add) } else { add };
     for (key, value) in add {
-        match into.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, old)) => merge_value(old, value, &join(path, &key))?,
+        let pos = match &index {
+            Some(ix) => ix.get(&key).copied(),
+            None => into.iter().position(|(k, _)| *k == key),
+        };
+        let key_path = join(path, &key);
+        match pos {
+            Some(p) => merge_value(&mut into[p].1, value, &key_path, depth)?,
             None => {
                 let mut fresh = match value {
                     UsageValue::Map(_) => UsageValue::Map(Vec::new()),
                     _ => UsageValue::Null,
                 };
-                merge_value(&mut fresh, value, &join(path, &key))?;
+                merge_value(&mut fresh, value, &key_path, depth)?;
+                if let Some(ix) = &mut index {
+                    ix.insert(key.clone(), into.len());
+                }
                 into.push((key, fresh));
             }
         }
@@ -68,7 +112,41 @@ fn merge_map(into: &mut UsageMap, add: UsageMap, path: &str) -> Result<(), CoreE
     Ok(())
 }
 
-fn merge_value(old: &mut UsageValue, new: UsageValue, path: &str) -> Result<(), CoreError> {
+/// True when some key occurs twice in `map`.
+fn has_repeats(map: &UsageMap) -> bool {
+    if map.len() <= SCAN_LIMIT {
+        map.iter()
+            .enumerate()
+            .any(|(i, (k, _))| map[..i].iter().any(|(o, _)| o == k))
+    } else {
+        let mut keys = HashSet::with_capacity(map.len());
+        !map.iter().all(|(k, _)| keys.insert(k.as_str()))
+    }
+}
+
+/// Keep each key once, at its first position, with its last value.
+fn dedupe(map: UsageMap) -> UsageMap {
+    let mut at: HashMap<String, usize> = HashMap::with_capacity(map.len());
+    let mut out: UsageMap = Vec::with_capacity(map.len());
+    for (k, v) in map {
+        match at.get(&k) {
+            Some(&p) => out[p].1 = v,
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
+/// Merge `new` into `old`; both are values of a mapping at nesting level `depth`.
+fn merge_value(
+    old: &mut UsageValue,
+    new: UsageValue,
+    path: &str,
+    depth: usize,
+) -> Result<(), CoreError> {
     use UsageValue::{Float, Int, Map, Null, Str};
     let mixed = |a: &UsageValue, b: &UsageValue| {
         CoreError::UsageType(format!(
@@ -79,10 +157,10 @@ fn merge_value(old: &mut UsageValue, new: UsageValue, path: &str) -> Result<(), 
     };
     match (&mut *old, new) {
         (_, Null) => {}
-        (Map(a), Map(b)) => merge_map(a, b, path)?,
+        (Map(a), Map(b)) => merge_map(a, b, path, depth + 1)?,
         (Null, Map(b)) => {
             let mut m = Vec::new();
-            merge_map(&mut m, b, path)?;
+            merge_map(&mut m, b, path, depth + 1)?;
             *old = Map(m);
         }
         (o @ Map(_), n) | (o @ (Int(_) | Float(_) | Str(_)), n @ Map(_)) => {
@@ -104,10 +182,13 @@ impl UsageAccumulator {
     }
 
     /// Add one round's usage; `None` is ignored. On error nothing changes.
+    ///
+    /// A key repeated within one mapping keeps its last value (as a Python dict would); mappings
+    /// nested deeper than [`MAX_DEPTH`] levels are an error.
     pub fn add(&mut self, usage: Option<UsageMap>) -> Result<(), CoreError> {
         let Some(usage) = usage else { return Ok(()) };
         let mut total = self.total.clone().unwrap_or_default();
-        merge_map(&mut total, usage, "")?;
+        merge_map(&mut total, usage, "", 1)?;
         self.total = Some(total);
         self.rounds += 1;
         Ok(())
@@ -190,5 +271,59 @@ mod tests {
         );
         assert_eq!(acc.total().unwrap()[0], ("a".to_string(), Int(1)));
         assert_eq!(acc.rounds(), 1);
+    }
+
+    fn nested(depth: usize) -> UsageMap {
+        let mut map = m(&[("n", Int(1))]);
+        for _ in 1..depth {
+            map = m(&[("k", Map(map))]);
+        }
+        map
+    }
+
+    #[test]
+    fn depth_limit() {
+        let mut acc = UsageAccumulator::new();
+        acc.add(Some(nested(MAX_DEPTH))).unwrap();
+        acc.add(Some(nested(MAX_DEPTH))).unwrap();
+        let err = acc.add(Some(nested(MAX_DEPTH + 1))).unwrap_err();
+        let path = vec!["k"; MAX_DEPTH].join(".");
+        assert_eq!(
+            err.to_string(),
+            format!("usage value at '{path}' nests mappings deeper than 32 levels")
+        );
+        assert_eq!(acc.rounds(), 2);
+    }
+
+    #[test]
+    fn repeated_keys_keep_last_value() {
+        let mut acc = UsageAccumulator::new();
+        acc.add(Some(m(&[
+            ("a", Int(1)),
+            ("b", Map(m(&[("x", Int(1))]))),
+            ("a", Int(2)),
+            ("b", Int(3)),
+        ])))
+        .unwrap();
+        assert_eq!(acc.total(), Some(&m(&[("a", Int(2)), ("b", Int(3))])));
+        let many: UsageMap = (0..100)
+            .chain(0..100)
+            .map(|i| (format!("k{i}"), Int(i)))
+            .collect();
+        acc.add(Some(many)).unwrap();
+        let total = acc.total().unwrap();
+        assert_eq!(total.len(), 102);
+        assert_eq!(total[101], ("k99".to_string(), Int(99)));
+    }
+
+    #[test]
+    fn large_maps_merge_by_key() {
+        let big: UsageMap = (0..10_000).map(|i| (format!("k{i}"), Int(i))).collect();
+        let mut acc = UsageAccumulator::new();
+        acc.add(Some(big.clone())).unwrap();
+        acc.add(Some(big)).unwrap();
+        let total = acc.total().unwrap();
+        assert_eq!(total.len(), 10_000);
+        assert_eq!(total[9_999], ("k9999".to_string(), Int(19_998)));
     }
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -145,6 +146,49 @@ def test_large_input(core: SimpleNamespace) -> None:
     with pytest.raises(ToolArgumentsError) as info:
         core.parse_arguments(text[:-2])
     assert info.value.position == len(text) - 2
+
+
+@pytest.mark.parametrize(
+    ('number', 'ok'),
+    [
+        ('9' * 4300, True),
+        ('-' + '9' * 4300, True),
+        ('9' * 4301, False),
+        ('-' + '9' * 5000, False),
+        ('9' * 4301 + '.5', False),  # the integer part counts, floats too (jiter's rule)
+        ('9' * 5000 + 'e2', False),
+        ('1.' + '1' * 10_000, True),  # long fractions and exponents are fine
+        ('1e' + '1' * 5000, True),
+    ],
+)
+def test_number_digit_limit(core: SimpleNamespace, number: str, ok: bool) -> None:
+    """Repro r4: over 4300 integer digits is ToolArgumentsError at the number (was a bare ValueError
+    in the twin and a meaningless position in Rust); inside a string it is just text."""
+    text = '{"a": ' + number + '}'
+    if ok:
+        assert core.parse_arguments(text) == json.loads(text)
+    else:
+        with pytest.raises(ToolArgumentsError) as info:
+            core.parse_arguments(text)
+        assert info.value.position == 6
+        assert str(info.value).startswith(
+            'invalid tool arguments at line 1 column 7 (char 6): number too large (more than 4300 integer digits) near '
+        )
+    digits = '"' + '9' * 5000 + '"'
+    assert core.parse_arguments('{"a": ' + digits + '}') == {'a': '9' * 5000}
+
+
+def test_exact_integers_whatever_the_int_digit_limit(core: SimpleNamespace) -> None:
+    if not hasattr(sys, 'set_int_max_str_digits'):  # Python < 3.10.7
+        pytest.skip('no int digit limit')
+    number = int('7' * 2000)
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        got = core.parse_arguments('{"a": [-' + '7' * 2000 + ', ' + '7' * 2000 + ']}')
+    finally:
+        sys.set_int_max_str_digits(old)
+    assert got == {'a': [-number, number]}
 
 
 # --- Rust vs reference --------------------------------------------------------------------------------

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import array
 import json
+import math
 import pickle
+import threading
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -215,6 +219,80 @@ def test_fragments_without_index(core: SimpleNamespace) -> None:
     ]
 
 
+def calls_of(core: SimpleNamespace, fragments: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
+    payload = {'choices': [{'delta': {'tool_calls': fragments}}]}
+    result, _, errors = run(core, [sse_from_payloads([payload])])
+    assert errors == []
+    return [(c['index'], c['id'], c['arguments']) for c in result['tool_calls']]
+
+
+@pytest.mark.parametrize('index', [-1, -(2**63), 2**63, 2**64, 1.0, '1', True, None])
+def test_index_that_is_not_a_non_negative_int64_is_no_index(core: SimpleNamespace, index: Any) -> None:
+    """Only 0 .. 2**63-1 is an index; anything else merges like a fragment without index."""
+    fragments = [
+        {'index': index, 'id': 'a', 'function': {'arguments': '1'}},
+        {'index': index, 'function': {'arguments': '2'}},
+        {'index': index, 'id': 'b', 'function': {'arguments': '3'}},
+        {'index': index, 'id': 'a', 'function': {'arguments': '4'}},
+    ]
+    assert calls_of(core, fragments) == [(0, 'a', '124'), (1, 'b', '3')]
+
+
+def test_unindexed_call_after_the_largest_index_gets_a_free_index(core: SimpleNamespace) -> None:
+    """r12 notes: index 2**63-1 then an id-only fragment gave two calls with the same index. A call
+    started without index gets max+1, or when that overflows the smallest free index."""
+    top = 2**63 - 1
+    fragments = [
+        {'index': top, 'id': 'a', 'function': {'arguments': 'A'}},
+        {'index': 1, 'id': 'b', 'function': {'arguments': 'B'}},
+        {'id': 'c', 'function': {'arguments': 'C'}},  # 0: top + 1 overflows
+        {'id': 'd', 'function': {'arguments': 'D'}},  # 2: 0 and 1 are taken
+        {'function': {'arguments': 'd'}},  # continues the latest call
+        {'index': top, 'function': {'arguments': 'a'}},
+        {'index': 0, 'function': {'arguments': 'c'}},
+        {'id': 'e'},  # 3
+    ]
+    calls = calls_of(core, fragments)
+    assert calls == [(top, 'a', 'Aa'), (1, 'b', 'B'), (0, 'c', 'Cc'), (2, 'd', 'Dd'), (3, 'e', '')]
+    assert len({index for index, _, _ in calls}) == len(calls)
+
+
+def test_id_lookup_finds_the_first_call_with_that_id(core: SimpleNamespace) -> None:
+    fragments = [
+        {'index': 0, 'function': {'arguments': '0'}},
+        {'index': 1, 'id': 'x', 'function': {'arguments': '1'}},
+        {'index': 0, 'id': 'x'},  # call 0 gets id 'x' too
+        {'id': 'x', 'function': {'arguments': '!'}},  # merges into the first call with that id
+    ]
+    assert calls_of(core, fragments) == [(0, 'x', '0!'), (1, 'x', '1')]
+
+
+@pytest.mark.parametrize('with_index', [False, True])
+def test_many_fragments_merge_in_linear_time(core: SimpleNamespace, with_index: bool) -> None:
+    """Repro r2: 120k fragments with new ids in one event took 17-37 s (each fragment scanned all
+    calls). Doubling the fragments must not quadruple the time."""
+
+    def event(n: int) -> bytes:
+        template = b'{"index":%d,"id":"c%d"}' if with_index else b'{"id":"c%d%.0d"}'
+        frags = b','.join(template % (i, i) for i in range(n))
+        return b'data: {"choices":[{"delta":{"tool_calls":[' + frags + b']}}]}\n\n'
+
+    def seconds(n: int) -> float:
+        body = event(n)
+        best = math.inf
+        for _ in range(3):
+            agg = core.StreamAggregator()
+            start = time.perf_counter()
+            agg.feed(body)
+            best = min(best, time.perf_counter() - start)
+        assert len(agg.result()['tool_calls']) == n
+        return best
+
+    small, large = seconds(10_000), seconds(40_000)
+    assert large < 12 * small + 0.05  # linear: ~4x; quadratic: ~16x
+    assert large < 5.0
+
+
 def test_only_choice_zero_is_aggregated(core: SimpleNamespace) -> None:
     """Case B04 (n=2): choices are not interleaved; choice 0 is the one aggregated."""
     case = load_case('B04')
@@ -271,6 +349,95 @@ def test_unknown_format(core: SimpleNamespace) -> None:
         core.StreamAggregator().feed('data: {}\n\n')
 
 
+FEED_TYPE_ERROR = "feed() argument 'data' must be bytes, bytearray or memoryview, not {}"
+
+
+@pytest.mark.parametrize(
+    ('data', 'type_name'),
+    [
+        ('data: {}\n\n', 'str'),
+        (None, 'NoneType'),
+        (5, 'int'),
+        (list(b'data: {"id":"x"}\n\n'), 'list'),
+        ((1, 2), 'tuple'),
+        ([256], 'list'),
+    ],
+)
+def test_feed_rejects_non_bytes(core: SimpleNamespace, data: Any, type_name: str) -> None:
+    """Repro r3: Rust took any int sequence, the twin rejected lists; now both take exactly bytes,
+    bytearray and memoryview, with the same TypeError."""
+    agg = core.StreamAggregator()
+    with pytest.raises(TypeError) as info:
+        agg.feed(data)
+    assert str(info.value) == FEED_TYPE_ERROR.format(type_name)
+    assert agg.result()['chunks'] == 0
+
+
+def test_feed_accepts_bytes_bytearray_memoryview(core: SimpleNamespace) -> None:
+    class Bytes(bytes):
+        pass
+
+    event = b'data: {"id":"x"}\n\n'
+    agg = core.StreamAggregator()
+    for data in (event, Bytes(event), bytearray(event), memoryview(event), memoryview(bytearray(event))):
+        assert agg.feed(data) == [{'id': 'x'}]
+    assert agg.feed(memoryview(b'xx' + event)[2:]) == [{'id': 'x'}]
+    assert agg.feed(memoryview(event).cast('c')) == [{'id': 'x'}]
+    assert agg.feed(memoryview(b'')) == []
+    assert agg.result()['chunks'] == 7
+    message = "feed() argument 'data' must be a C-contiguous memoryview of 1-byte items"
+    for bad in (memoryview(event)[::2], memoryview(array.array('i', [1, 2]))):
+        with pytest.raises(TypeError) as info:
+            agg.feed(bad)
+        assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ('format', 'error', 'message'),
+    [
+        (None, TypeError, "StreamAggregator() argument 'format' must be str, not NoneType"),
+        (b'openai-chat', TypeError, "StreamAggregator() argument 'format' must be str, not bytes"),
+        ('x"\\\ny', ValueError, 'unknown stream format "x\\"\\\\\ny"; supported: openai-chat'),
+        ('\udc00', ValueError, 'unknown stream format "\udc00"; supported: openai-chat'),
+    ],
+)
+def test_format_argument(core: SimpleNamespace, format: Any, error: type[Exception], message: str) -> None:
+    """Repro r3: the twin raised AttributeError for StreamAggregator(None)."""
+    with pytest.raises(error) as info:
+        core.StreamAggregator(format)
+    assert str(info.value) == message
+    assert core.StreamAggregator().format == core.StreamAggregator(format='openai-chat').format == 'openai-chat'
+
+
+def test_concurrent_use_is_a_clear_error() -> None:
+    """Rust only: an aggregator is not thread-safe. A second thread using it while a big feed()
+    runs (the GIL is released) gets a RuntimeError saying so, not 'Already mutably borrowed'."""
+    agg = toolweave._core.StreamAggregator()
+    body = b'data: {"choices":[{"delta":{"content":"' + b'x' * (1 << 20) + b'"}}]}\n\n'
+    done = threading.Event()
+
+    def feed() -> None:
+        for _ in range(30):
+            agg.feed(body)
+        done.set()
+
+    worker = threading.Thread(target=feed)
+    worker.start()
+    messages = set()
+    while not done.is_set():
+        try:
+            agg.result()
+        except RuntimeError as exc:
+            messages.add(str(exc))
+    worker.join()
+    in_use = (
+        'StreamAggregator is in use by another thread (a feed() or finish() is running); '
+        'an aggregator is not thread-safe: use one per stream'
+    )
+    assert messages <= {in_use}
+    assert agg.result()['chunks'] == 30
+
+
 def test_non_json_payload_keeps_aggregator_usable(core: SimpleNamespace) -> None:
     agg = core.StreamAggregator()
     good = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
@@ -303,6 +470,23 @@ def test_bad_payloads(core: SimpleNamespace, payload: bytes, what: str) -> None:
     with pytest.raises(StreamFormatError, match=what):
         agg.feed(b': hi\n\ndata: ' + payload + b'\n\n')
     assert agg.result()['chunks'] == 0
+
+
+def test_huge_number_is_a_bad_payload_and_later_events_survive(core: SimpleNamespace) -> None:
+    """Repro r4: in the twin a 5000-digit integer raised a bare ValueError that dropped the later
+    good events of the same feed; now it is a StreamFormatError like any bad payload."""
+    good = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
+    agg = core.StreamAggregator()
+    with pytest.raises(StreamFormatError) as info:
+        agg.feed(good + b'data: {"x":' + b'9' * 5000 + b'}\n\n' + good)
+    assert str(info.value) == (
+        'event 2: data has a number too large (more than 4300 integer digits): \'{"x":' + '9' * 55 + "'"
+    )
+    assert info.value.event == 2
+    assert len(info.value.chunks) == 2
+    assert agg.result()['text'] == 'hihi'
+    ok = b'data: {"x":' + b'9' * 4300 + b', "s": "' + b'9' * 5000 + b'"}\n\n'
+    assert agg.feed(ok) == [{'x': int('9' * 4300), 's': '9' * 5000}]
 
 
 def test_error_event_frame(core: SimpleNamespace) -> None:
@@ -441,6 +625,35 @@ def test_differential_random_streams(body: bytes, data: st.DataObject) -> None:
     pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
     run_both(pieces)
     assert run(IMPLEMENTATIONS['rust'], pieces) == run(IMPLEMENTATIONS['rust'], [body])
+
+
+FRAGMENT_INDICES = st.sampled_from([0, 1, 2, 5, -1, 2**63 - 2, 2**63 - 1, 2**63, 1.0, None, 'missing'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fragments=st.lists(
+        st.tuples(FRAGMENT_INDICES, st.sampled_from([None, '', 'a', 'b', 'c']), st.sampled_from(['', 'x', 'y'])),
+        max_size=12,
+    ),
+    per_event=st.booleans(),
+)
+def test_differential_fragment_merging(fragments: list[tuple[Any, str | None, str]], per_event: bool) -> None:
+    """Random tool-call fragments (edge indices included): same calls, and indices stay unique."""
+    frags = []
+    for index, call_id, arguments in fragments:
+        frag: dict[str, Any] = {'function': {'arguments': arguments}}
+        if index != 'missing':
+            frag['index'] = index
+        if call_id is not None:
+            frag['id'] = call_id
+        frags.append(frag)
+    groups = [[f] for f in frags] if per_event else [frags]
+    body = sse_from_payloads([{'choices': [{'delta': {'tool_calls': g}}]} for g in groups])
+    run_both([body])
+    calls = run(IMPLEMENTATIONS['rust'], [body])[0]['tool_calls']
+    assert len({c['index'] for c in calls}) == len(calls)
+    assert all(0 <= c['index'] < 2**63 for c in calls)
 
 
 SSE_ALPHABET = st.sampled_from(

@@ -21,16 +21,23 @@ class StreamAggregator:
 
     Feed raw Server-Sent Events bytes split anywhere (mid-line, mid-UTF-8 character, mid-JSON; CRLF,
     LF or CR line endings). Only choice index 0 is aggregated. Tool-call fragments merge by
-    ``index``; without an integer index, by a known ``id``; a new id starts a call; a fragment
-    without id continues the most recently started call. ``id``/``type``/``name`` come from the
-    first fragment with a non-empty value, ``arguments`` are concatenated.
+    ``index``; without an index, by a known ``id``; a new id starts a call; a fragment without id
+    continues the most recently started call. Only a JSON integer in ``0 .. 2**63-1`` is an index
+    (anything else counts as none). A call started without an index gets the largest index so far
+    plus one (0 for the first), or the smallest unused index if that would pass ``2**63-1``, so
+    indices are unique. ``id``/``type``/``name`` come from the first fragment with a non-empty
+    value, ``arguments`` are concatenated. Merging is linear in the number of fragments.
 
     When one call to ``feed()``/``finish()`` meets bad events, every event of that call is still
     processed, then the first failure is raised with the good chunks in its ``chunks`` attribute.
 
+    Not thread-safe: use one aggregator per stream, from one thread at a time. Using it from a
+    second thread while a ``feed()`` runs raises ``RuntimeError`` (the pure-Python twin does not
+    detect this).
+
     Args:
         format: The wire format; only ``'openai-chat'`` (OpenAI chat completions and compatible
-            servers) is supported, anything else raises ``ValueError``.
+            servers) is supported: another string raises ``ValueError``, a non-string ``TypeError``.
     """
 
     def __new__(cls, format: str = 'openai-chat') -> StreamAggregator: ...
@@ -40,19 +47,24 @@ class StreamAggregator:
     @property
     def error(self) -> dict[str, Any] | None:
         """The first provider error seen (``{'event', 'message', 'data'}``), or None."""
-    def feed(self, data: bytes | bytearray) -> list[dict[str, Any]]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
         """Feed raw bytes.
 
         Args:
-            data: The next piece of the HTTP body.
+            data: The next piece of the HTTP body: ``bytes``, ``bytearray`` or a C-contiguous
+                ``memoryview`` of 1-byte items.
 
         Returns:
             The chunks completed by this call, in order: the parsed JSON object of each ``data:``
             event. Comments, ``[DONE]``, empty events and ``id:``/``retry:`` fields yield nothing.
 
         Raises:
-            StreamFormatError: An event's data is not a JSON object (invalid JSON or UTF-8, or an array...).
+            StreamFormatError: An event's data is not a JSON object (invalid JSON or UTF-8, an
+                array..., or a number with more than 4300 integer digits).
             ProviderStreamError: An ``event: error`` frame or a payload with a non-null ``error``.
+            TypeError: ``data`` is of another type (the message names it), or a memoryview that is
+                not C-contiguous or has items wider than one byte.
+            RuntimeError: The aggregator is in use by another thread.
         """
     def finish(self) -> list[dict[str, Any]]:
         """Signal the end of the stream: flush a last event that had no closing blank line.
@@ -77,8 +89,10 @@ def parse_arguments(text: str | bytes) -> dict[str, Any]:
     """Parse tool-call arguments as a strict JSON object (RFC 8259, no extensions).
 
     Empty or JSON-whitespace-only text gives ``{}``. Duplicate keys: the last wins. Integers of
-    any size stay exact; floats overflowing a double become infinite. Nesting deeper than 200
-    levels is rejected.
+    up to 4300 digits stay exact (whatever ``sys.set_int_max_str_digits`` says); a number whose
+    integer part has more digits is rejected (``number too large``): converting it would take
+    quadratic time. Floats overflowing a double become infinite. Nesting deeper than 200 levels is
+    rejected.
 
     Args:
         text: The arguments as sent by the model, ``str`` or UTF-8 ``bytes``.
@@ -87,7 +101,8 @@ def parse_arguments(text: str | bytes) -> dict[str, Any]:
         The decoded object.
 
     Raises:
-        ToolArgumentsError: Invalid JSON, not an object, invalid UTF-8 or a lone surrogate.
+        ToolArgumentsError: Invalid JSON, not an object, invalid UTF-8, a lone surrogate or a
+            number too large.
         TypeError: ``text`` is neither ``str`` nor ``bytes``.
     """
 
@@ -97,9 +112,14 @@ class UsageAccumulator:
 
     Numbers are summed key-wise, recursively through nested mappings; int plus float gives a
     float. ``None`` leaves stay ``None`` until some round has a number. Strings keep the last
-    value. Bools, lists and other types, non-string keys, integers outside 64 bits and a key that
-    is a mapping in one round and a scalar in another raise ``TypeError`` naming the key path; a
-    failed ``add`` changes nothing.
+    value. Bools, lists and other types, non-string keys, keys or strings with a lone surrogate,
+    integers outside 64 bits, mappings nested deeper than 32 levels (the top-level mapping is level
+    1; a self-referencing dict is caught this way) and a key that is a mapping in one round and a
+    scalar in another raise ``TypeError`` naming the key path; a failed ``add`` changes nothing.
+    A mapping whose ``items()`` repeats a key keeps the last value, as a dict built from those
+    items would. The usage object is read completely before the total is touched, so a mapping's
+    ``items()`` may itself call ``add`` (that round counts first). Not thread-safe: one accumulator
+    per conversation.
     """
 
     def __new__(cls) -> UsageAccumulator: ...

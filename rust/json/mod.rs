@@ -10,7 +10,10 @@
 //! - the value must be an object; other JSON values are rejected after a successful parse;
 //! - a value nested deeper than [`MAX_DEPTH`] levels is rejected (the top-level value is depth 0);
 //! - `\u` escapes must not leave a lone surrogate; raw control characters are not allowed in strings;
-//! - duplicate keys: the last value wins; integers of any size stay exact; overflowing floats are infinite.
+//! - a number whose integer part has more than [`MAX_INT_DIGITS`] digits is rejected ("number too
+//!   large"), floats included: converting such text to an `int` takes quadratic time (the reason
+//!   for CPython's own 4300-digit limit), and jiter refuses it too;
+//! - duplicate keys: the last value wins; integers stay exact; overflowing floats are infinite.
 
 use jiter::{JsonObject, JsonValue};
 
@@ -18,6 +21,12 @@ use crate::errors::{show, CoreError};
 
 /// Deepest nesting level a value may have (same as jiter's recursion limit).
 pub const MAX_DEPTH: usize = 200;
+
+/// Most digits the integer part of a number may have (CPython's default `int` conversion limit).
+pub const MAX_INT_DIGITS: usize = 4300;
+
+/// The reason reported for a number with more than [`MAX_INT_DIGITS`] integer digits.
+pub const NUMBER_TOO_LARGE: &str = "number too large (more than 4300 integer digits)";
 
 /// Characters shown either side of an error position.
 const EXCERPT_RADIUS: usize = 20;
@@ -375,7 +384,9 @@ impl Scanner<'_> {
         match self.peek() {
             Some(b'0') => self.i += 1,
             Some(b'1'..=b'9') => {
-                self.digits();
+                if self.digits() > MAX_INT_DIGITS {
+                    return Some((start, NUMBER_TOO_LARGE));
+                }
             }
             _ => return bad,
         }
@@ -530,6 +541,19 @@ mod tests {
             let ours = locate_error(s.as_bytes()).is_none();
             let serde = serde_json::from_str::<serde_json::Value>(s).is_ok();
             assert_eq!(ours, serde, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn integer_digit_limit() {
+        let ok = format!("{{\"a\": -{}}}", "9".repeat(MAX_INT_DIGITS));
+        assert!(parse_arguments(ok.as_bytes()).is_ok());
+        for bad in [
+            format!("{{\"a\": {}}}", "9".repeat(MAX_INT_DIGITS + 1)),
+            format!("{{\"a\": -{}.5}}", "9".repeat(5000)),
+        ] {
+            let (pos, reason, _) = err(&bad);
+            assert_eq!((pos, reason.as_str()), (6, NUMBER_TOO_LARGE));
         }
     }
 }

@@ -1,27 +1,99 @@
 //! `StreamAggregator` for Python.
 
-use std::borrow::Cow;
-
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
 use crate::errors::{show, CoreError};
-use crate::stream::{OpenAiChatAggregator, Outcome, SseEvent, StreamAggregator as Core};
+use crate::stream::{
+    quote_format, OpenAiChatAggregator, Outcome, SseEvent, StreamAggregator as Core,
+    SUPPORTED_FORMATS,
+};
 
 /// Feeds at least this long are decoded and aggregated with the GIL released.
 const DETACH_BYTES: usize = 1 << 16;
 
-/// Aggregates a raw streamed chat-completions response.
+/// Aggregates a raw streamed chat-completions response. Not thread-safe: one per stream.
 #[pyclass(module = "toolweave._core", name = "StreamAggregator")]
 pub struct StreamAggregator {
     inner: Core,
 }
 
+/// The `format` argument: absent, or whatever object was passed (checked in `new`).
+pub(crate) enum FormatArg<'py> {
+    Default,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for FormatArg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Self::Given(obj.to_owned()))
+    }
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string())
+}
+
+/// The bytes of a `feed()` argument: `bytes` (borrowed), `bytearray` (copied) or a C-contiguous
+/// `memoryview` of 1-byte items (copied); anything else is a `TypeError`.
+enum FeedData<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+    Backed(PyBackedBytes),
+}
+
+impl FeedData<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            FeedData::Borrowed(b) => b,
+            FeedData::Owned(v) => v,
+            FeedData::Backed(b) => b,
+        }
+    }
+}
+
+fn feed_data<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<FeedData<'a>> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return Ok(FeedData::Borrowed(b.as_bytes()));
+    }
+    if let Ok(b) = data.cast::<PyByteArray>() {
+        return Ok(FeedData::Owned(b.to_vec()));
+    }
+    if data.is_instance_of::<PyMemoryView>() {
+        let py = data.py();
+        let contiguous = data.getattr(intern!(py, "c_contiguous"))?.is_truthy()?;
+        let itemsize: usize = data.getattr(intern!(py, "itemsize"))?.extract()?;
+        if !contiguous || itemsize != 1 {
+            return Err(PyTypeError::new_err(
+                "feed() argument 'data' must be a C-contiguous memoryview of 1-byte items",
+            ));
+        }
+        let raw = data.call_method0(intern!(py, "tobytes"))?;
+        return Ok(FeedData::Backed(raw.extract()?));
+    }
+    Err(PyTypeError::new_err(format!(
+        "feed() argument 'data' must be bytes, bytearray or memoryview, not {}",
+        type_name(data)
+    )))
+}
+
+fn in_use() -> PyErr {
+    PyRuntimeError::new_err(
+        "StreamAggregator is in use by another thread (a feed() or finish() is running); \
+         an aggregator is not thread-safe: use one per stream",
+    )
+}
+
 impl StreamAggregator {
     /// Phase 2 (needs the interpreter): build the chunk dicts and raise the first failure.
     fn deliver<'py>(
-        &self,
         py: Python<'py>,
         processed: Vec<(SseEvent, Outcome)>,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -63,36 +135,65 @@ impl StreamAggregator {
 #[pymethods]
 impl StreamAggregator {
     #[new]
-    #[pyo3(signature = (format = "openai-chat"))]
-    fn new(format: &str) -> PyResult<Self> {
+    #[pyo3(signature = (format = FormatArg::Default), text_signature = "(format='openai-chat')")]
+    fn new(format: FormatArg<'_>) -> PyResult<Self> {
+        let name = match &format {
+            FormatArg::Default => SUPPORTED_FORMATS[0],
+            FormatArg::Given(obj) => {
+                let Ok(s) = obj.cast::<PyString>() else {
+                    return Err(PyTypeError::new_err(format!(
+                        "StreamAggregator() argument 'format' must be str, not {}",
+                        type_name(obj)
+                    )));
+                };
+                let Ok(name) = s.to_str() else {
+                    // A lone surrogate: not a known format. Quote it with Python's own strings.
+                    let py = obj.py();
+                    let shown = s
+                        .call_method1("replace", ("\\", "\\\\"))?
+                        .call_method1("replace", ("\"", "\\\""))?;
+                    let message = PyString::new(py, "unknown stream format \"{}\"; supported: {}")
+                        .call_method1("format", (shown, SUPPORTED_FORMATS.join(", ")))?;
+                    return Err(PyValueError::new_err(message.unbind()));
+                };
+                name
+            }
+        };
         Ok(Self {
-            inner: Core::new(format)?,
+            inner: Core::new(name)?,
         })
     }
 
     #[getter]
-    fn format(&self) -> &'static str {
-        self.inner.format()
+    fn format(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(slf.try_borrow().map_err(|_| in_use())?.inner.format())
     }
 
-    fn feed<'py>(&mut self, py: Python<'py>, data: Cow<'_, [u8]>) -> PyResult<Bound<'py, PyList>> {
-        let processed = if data.len() >= DETACH_BYTES {
-            let inner = &mut self.inner;
-            let data: &[u8] = &data;
-            py.detach(|| inner.feed(data))
-        } else {
-            self.inner.feed(&data)
+    fn feed<'py>(slf: &Bound<'py, Self>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let data = feed_data(data)?;
+        let data = data.bytes();
+        let processed = {
+            let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+            let inner = &mut this.inner;
+            if data.len() >= DETACH_BYTES {
+                py.detach(|| inner.feed(data))
+            } else {
+                inner.feed(data)
+            }
         };
-        self.deliver(py, processed)
+        Self::deliver(py, processed)
     }
 
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let processed = self.inner.finish();
-        self.deliver(py, processed)
+    fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let processed = slf.try_borrow_mut().map_err(|_| in_use())?.inner.finish();
+        Self::deliver(slf.py(), processed)
     }
 
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s: &OpenAiChatAggregator = self.inner.state();
+    fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let this = slf.try_borrow().map_err(|_| in_use())?;
+        let s: &OpenAiChatAggregator = this.inner.state();
         let d = PyDict::new(py);
         d.set_item(intern!(py, "id"), s.id.as_deref())?;
         d.set_item(intern!(py, "model"), s.model.as_deref())?;
@@ -124,18 +225,20 @@ impl StreamAggregator {
     }
 
     #[getter]
-    fn error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match &self.inner.state().error {
-            Some(e) => super::errors::provider_error_dict(py, e),
+    fn error<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let this = slf.try_borrow().map_err(|_| in_use())?;
+        match &this.inner.state().error {
+            Some(e) => super::errors::provider_error_dict(slf.py(), e),
             None => Ok(None),
         }
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "StreamAggregator(format={:?}, chunks={})",
-            self.inner.format(),
-            self.inner.state().chunks
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.try_borrow().map_err(|_| in_use())?;
+        Ok(format!(
+            "StreamAggregator(format={}, chunks={})",
+            quote_format(this.inner.format()),
+            this.inner.state().chunks
+        ))
     }
 }

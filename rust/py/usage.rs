@@ -1,10 +1,12 @@
 //! `UsageAccumulator` for Python: converts mappings to [`UsageValue`] trees and back.
 
-use pyo3::exceptions::PyTypeError;
+use std::collections::HashMap;
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 
-use crate::usage::{UsageAccumulator as Core, UsageMap, UsageValue};
+use crate::usage::{too_deep, UsageAccumulator as Core, UsageMap, UsageValue, MAX_DEPTH};
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
@@ -20,37 +22,68 @@ fn path_of(path: &str, key: &str) -> String {
     }
 }
 
-fn to_map(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<UsageMap> {
-    let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(d) = obj.cast::<PyDict>() {
-        d.iter().collect()
+fn where_(path: &str) -> String {
+    if path.is_empty() {
+        "the top level".to_string()
+    } else {
+        format!("'{path}'")
+    }
+}
+
+/// One `(key, value)` pair of a mapping.
+type Item<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// Convert the mapping `obj` at `path` (nesting level `depth`, the top level is 1).
+///
+/// An exact `dict` is read directly; any other mapping (dict subclasses too) through its
+/// `items()`, where a repeated key keeps its first position and its last value, as when building
+/// a dict. Nothing here borrows the accumulator, so user code run by `items()` may use it.
+fn to_map(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> PyResult<UsageMap> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep(path).into());
+    }
+    let (items, exact): (Vec<Item<'_>>, bool) = if let Ok(d) = obj.cast_exact::<PyDict>() {
+        (d.iter().collect(), true)
     } else {
         let m = obj.cast::<PyMapping>()?;
-        m.items()?
+        let items = m
+            .items()?
             .iter()
             .map(|kv| kv.extract())
-            .collect::<PyResult<_>>()?
+            .collect::<PyResult<_>>()?;
+        (items, false)
     };
-    let mut out = Vec::with_capacity(items.len());
+    let mut out: UsageMap = Vec::with_capacity(items.len());
+    let mut at: HashMap<String, usize> = HashMap::new();
     for (k, v) in items {
         let Ok(key) = k.cast::<PyString>() else {
-            let at = if path.is_empty() {
-                "the top level".to_string()
-            } else {
-                format!("'{path}'")
-            };
             return Err(PyTypeError::new_err(format!(
-                "usage keys must be strings, got {} at {at}",
-                type_name(&k)
+                "usage keys must be strings, got {} at {}",
+                type_name(&k),
+                where_(path)
             )));
         };
-        let key = key.to_str()?.to_string();
-        let p = path_of(path, &key);
-        out.push((key, to_value(&v, &p)?));
+        let Ok(key) = key.to_str() else {
+            return Err(PyTypeError::new_err(format!(
+                "usage keys must be valid Unicode, got a lone surrogate at {}",
+                where_(path)
+            )));
+        };
+        let value = to_value(&v, &path_of(path, key), depth)?;
+        if exact {
+            out.push((key.to_string(), value));
+        } else if let Some(&p) = at.get(key) {
+            out[p].1 = value;
+        } else {
+            at.insert(key.to_string(), out.len());
+            out.push((key.to_string(), value));
+        }
     }
     Ok(out)
 }
 
-fn to_value(v: &Bound<'_, PyAny>, path: &str) -> PyResult<UsageValue> {
+/// Convert a value of a mapping at nesting level `depth`.
+fn to_value(v: &Bound<'_, PyAny>, path: &str, depth: usize) -> PyResult<UsageValue> {
     if v.is_none() {
         Ok(UsageValue::Null)
     } else if v.is_instance_of::<PyBool>() {
@@ -65,9 +98,14 @@ fn to_value(v: &Bound<'_, PyAny>, path: &str) -> PyResult<UsageValue> {
     } else if v.is_instance_of::<PyFloat>() {
         Ok(UsageValue::Float(v.extract::<f64>()?))
     } else if let Ok(s) = v.cast::<PyString>() {
-        Ok(UsageValue::Str(s.to_str()?.to_string()))
+        match s.to_str() {
+            Ok(s) => Ok(UsageValue::Str(s.to_string())),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "usage value at '{path}' is a string with a lone surrogate"
+            ))),
+        }
     } else if v.is_instance_of::<PyDict>() || v.cast::<PyMapping>().is_ok() {
-        Ok(UsageValue::Map(to_map(v, path)?))
+        Ok(UsageValue::Map(to_map(v, path, depth + 1)?))
     } else {
         Err(bad(v, path))
     }
@@ -94,6 +132,12 @@ fn to_py<'py>(py: Python<'py>, map: &UsageMap) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+fn in_use() -> PyErr {
+    PyRuntimeError::new_err(
+        "UsageAccumulator is in use by another thread; an accumulator is not thread-safe",
+    )
+}
+
 /// Sums usage objects over the rounds of a conversation.
 #[pyclass(module = "toolweave._core", name = "UsageAccumulator")]
 #[derive(Default)]
@@ -108,7 +152,7 @@ impl UsageAccumulator {
         Self::default()
     }
 
-    fn add(&mut self, usage: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn add(slf: &Bound<'_, Self>, usage: &Bound<'_, PyAny>) -> PyResult<()> {
         if usage.is_none() {
             return Ok(());
         }
@@ -118,8 +162,10 @@ impl UsageAccumulator {
                 type_name(usage)
             )));
         }
-        let map = to_map(usage, "")?;
-        self.inner.add(Some(map)).map_err(PyErr::from)
+        // Convert first, without borrowing: `items()` of a mapping may call back into `add`.
+        let map = to_map(usage, "", 1)?;
+        let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+        this.inner.add(Some(map)).map_err(PyErr::from)
     }
 
     fn total<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {

@@ -11,6 +11,12 @@ use crate::errors::CoreError;
 /// Format names accepted by [`StreamAggregator::new`].
 pub const SUPPORTED_FORMATS: &[&str] = &["openai-chat"];
 
+/// Quote a format name for messages: double quotes, with `\\` and `"` escaped (the pure-Python
+/// twin's `_quote` does the same).
+pub fn quote_format(name: &str) -> String {
+    format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
 /// What one dispatched event turned into.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {

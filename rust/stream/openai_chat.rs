@@ -5,11 +5,16 @@
 //! rest is validated and skipped. Only choice index 0 is aggregated (a choice without `index`
 //! counts as 0). Within one chunk a repeated key behaves like a Python dict: the last one wins.
 //!
-//! Tool-call fragments merge by `index` (0 is a real index). A fragment without an integer
-//! `index` merges by `id` when that id is known, starts a new call when its id is new, and
-//! continues the most recently started call when it has no id. `id`, `type` and `name` come from
-//! the first fragment with a non-empty value; `arguments` are concatenated.
+//! Tool-call fragments merge by `index` (0 is a real index). Only a JSON integer in
+//! `0..=2**63-1` is an index; anything else (negative, larger, a float, a string, `null`) counts as
+//! no index. A fragment without an index merges by `id` when that id is known, starts a new call
+//! when its id is new, and continues the most recently started call when it has no id. A call
+//! started without an index gets the largest index so far plus one (0 for the first call), or,
+//! when that would overflow, the smallest non-negative index not in use; so indices stay unique.
+//! `id`, `type` and `name` come from the first fragment with a non-empty value; `arguments` are
+//! concatenated. Lookups by index and id are hashed: merging is linear in the number of fragments.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use jiter::{Jiter, JiterResult, NumberAny, NumberInt, Peek};
@@ -20,6 +25,10 @@ use crate::errors::{show, CoreError};
 
 /// Characters of a bad payload quoted in a `StreamFormatError`.
 const PAYLOAD_EXCERPT: usize = 60;
+
+/// The reason of a `StreamFormatError` for a number with more than 4300 integer digits.
+const NUMBER_IN_DATA_TOO_LARGE: &str =
+    "data has a number too large (more than 4300 integer digits)";
 
 /// One aggregated tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -61,6 +70,14 @@ pub struct OpenAiChatAggregator {
     pub events: usize,
     /// The first provider error seen.
     pub error: Option<CoreError>,
+    /// Slot in `tool_calls` of each index (indices are unique).
+    by_index: HashMap<i64, usize>,
+    /// First slot in `tool_calls` whose call has this id.
+    by_id: HashMap<String, usize>,
+    /// Largest index in use.
+    max_index: Option<i64>,
+    /// No index below this is free (used once `max_index` is `i64::MAX`).
+    lowest_free: i64,
 }
 
 #[derive(Default)]
@@ -150,7 +167,7 @@ fn parse_fragment(j: &mut Jiter<'_>) -> JiterResult<Fragment> {
     let mut f = Fragment::default();
     for_keys!(j, key => {
         match key {
-            "index" => f.index = opt_int(j)?,
+            "index" => f.index = opt_int(j)?.filter(|i| *i >= 0),
             "id" => f.id = opt_string(j)?,
             "type" => f.kind = opt_string(j)?,
             "function" => {
@@ -339,7 +356,10 @@ impl OpenAiChatAggregator {
                 Outcome::Chunk
             }
             Ok(None) => bad("data is not a JSON object"),
-            Err(_) => bad("data is not valid JSON"),
+            Err(_) => match crate::json::locate_error(&ev.data) {
+                Some((_, crate::json::NUMBER_TOO_LARGE)) => bad(NUMBER_IN_DATA_TOO_LARGE),
+                _ => bad("data is not valid JSON"),
+            },
         }
     }
 
@@ -393,23 +413,22 @@ impl OpenAiChatAggregator {
     fn merge(&mut self, frag: Fragment) {
         let id = frag.id.filter(|s| !s.is_empty());
         let slot = match frag.index {
-            Some(i) => self
-                .tool_calls
-                .iter()
-                .position(|c| c.index == i)
-                .unwrap_or_else(|| self.push_call(i)),
-            None => match &id {
-                Some(id) => match self.tool_calls.iter().position(|c| &c.id == id) {
-                    Some(p) => p,
-                    None => self.push_call(self.next_index()),
-                },
+            Some(i) => match self.by_index.get(&i) {
+                Some(&slot) => slot,
+                None => self.push_call(i),
+            },
+            None => match id.as_ref().map(|id| self.by_id.get(id)) {
+                Some(Some(&slot)) => slot,
+                Some(None) => self.push_unindexed(),
                 None if !self.tool_calls.is_empty() => self.tool_calls.len() - 1,
-                None => self.push_call(self.next_index()),
+                None => self.push_unindexed(),
             },
         };
         let call = &mut self.tool_calls[slot];
         if call.id.is_empty() {
             if let Some(id) = id {
+                let first = self.by_id.entry(id.clone()).or_insert(slot);
+                *first = (*first).min(slot);
                 call.id = id;
             }
         }
@@ -428,20 +447,37 @@ impl OpenAiChatAggregator {
         }
     }
 
-    fn next_index(&self) -> i64 {
-        self.tool_calls
-            .iter()
-            .map(|c| c.index.saturating_add(1))
-            .max()
-            .unwrap_or(0)
+    /// The index for a call started without one: the largest so far plus one, else the smallest
+    /// free one.
+    fn next_index(&mut self) -> i64 {
+        match self.max_index {
+            None => 0,
+            Some(m) if m < i64::MAX => m + 1,
+            Some(_) => {
+                while self.by_index.contains_key(&self.lowest_free) {
+                    self.lowest_free += 1;
+                }
+                self.lowest_free
+            }
+        }
     }
 
+    /// Start a call that came without an index.
+    fn push_unindexed(&mut self) -> usize {
+        let index = self.next_index();
+        self.push_call(index)
+    }
+
+    /// Start a call with the unused index `index`.
     fn push_call(&mut self, index: i64) -> usize {
+        let slot = self.tool_calls.len();
+        self.by_index.insert(index, slot);
+        self.max_index = Some(self.max_index.map_or(index, |m| m.max(index)));
         self.tool_calls.push(ToolCall {
             index,
             ..ToolCall::default()
         });
-        self.tool_calls.len() - 1
+        slot
     }
 
     /// The call type to report: the provider's, or `function`.
@@ -555,6 +591,72 @@ mod tests {
         assert!(matches!(
             StreamAggregator::new("anthropic"),
             Err(CoreError::UnknownFormat(_))
+        ));
+    }
+
+    fn calls(fragments: &str) -> Vec<(i64, String, String)> {
+        let body =
+            format!("data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{fragments}]}}}}]}}\n\n");
+        let (agg, outcomes) = run(body.as_bytes());
+        assert_eq!(outcomes, vec![Outcome::Chunk]);
+        agg.state()
+            .tool_calls
+            .iter()
+            .map(|c| (c.index, c.id.clone(), c.arguments.clone()))
+            .collect()
+    }
+
+    fn call(index: i64, id: &str, arguments: &str) -> (i64, String, String) {
+        (index, id.to_string(), arguments.to_string())
+    }
+
+    #[test]
+    fn only_non_negative_i64_is_an_index() {
+        for index in ["-1", "9223372036854775808", "1.0", "\"1\"", "null"] {
+            let got = calls(&format!(
+                "{{\"index\":{index},\"id\":\"a\",\"function\":{{\"arguments\":\"1\"}}}},\
+                 {{\"index\":{index},\"id\":\"b\"}},{{\"index\":{index},\"id\":\"a\",\"function\":{{\"arguments\":\"2\"}}}}"
+            ));
+            assert_eq!(got, vec![call(0, "a", "12"), call(1, "b", "")], "{index}");
+        }
+    }
+
+    #[test]
+    fn unindexed_call_after_max_index_gets_a_free_index() {
+        let got = calls(
+            "{\"index\":9223372036854775807,\"id\":\"a\"},{\"index\":1,\"id\":\"b\"},\
+             {\"id\":\"c\"},{\"id\":\"d\"},{\"index\":0,\"function\":{\"arguments\":\"x\"}}",
+        );
+        assert_eq!(
+            got,
+            vec![
+                call(i64::MAX, "a", ""),
+                call(1, "b", ""),
+                call(0, "c", "x"),
+                call(2, "d", ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn many_new_ids_merge_in_linear_time() {
+        let n = 100_000;
+        let frags: Vec<String> = (0..n).map(|i| format!("{{\"id\":\"c{i}\"}}")).collect();
+        let start = std::time::Instant::now();
+        let got = calls(&frags.join(","));
+        assert_eq!(got.len(), n);
+        assert_eq!(got[n - 1], call(n as i64 - 1, &format!("c{}", n - 1), ""));
+        assert!(start.elapsed().as_secs() < 5);
+    }
+
+    #[test]
+    fn huge_number_is_a_stream_format_error() {
+        let body = format!("data: {{\"x\":{}}}\n\n", "9".repeat(4301));
+        let (_, outcomes) = run(body.as_bytes());
+        assert!(matches!(
+            &outcomes[0],
+            Outcome::Failed(CoreError::StreamFormat { message, .. })
+                if message.starts_with("event 1: data has a number too large (more than 4300 integer digits)")
         ));
     }
 }

@@ -7,8 +7,10 @@ scanner and decoded by :func:`json.loads`.
 
 Rules: RFC 8259 JSON; empty or JSON-whitespace-only text means ``{}``; the value must be an object;
 a value nested deeper than 200 levels is rejected; ``\\u`` escapes must not leave lone surrogates;
-duplicate keys: the last wins; integers stay exact; floats that overflow become infinite.
-Positions are 0-based character (code point) offsets.
+a number whose integer part has more than 4300 digits is rejected (``number too large``; floats too,
+like the Rust core: such text takes quadratic time to convert); duplicate keys: the last wins;
+integers stay exact (whatever ``sys.set_int_max_str_digits`` says); floats that overflow become
+infinite. Positions are 0-based character (code point) offsets.
 """
 
 from __future__ import annotations
@@ -21,9 +23,21 @@ import orjson
 
 from toolweave.exceptions import ToolArgumentsError
 
-__all__ = ['MAX_DEPTH', 'loads_strict', 'locate_error', 'make_error', 'parse_arguments', 'show']
+__all__ = [
+    'MAX_DEPTH',
+    'MAX_INT_DIGITS',
+    'NUMBER_TOO_LARGE',
+    'loads_strict',
+    'locate_error',
+    'make_error',
+    'parse_arguments',
+    'show',
+]
 
 MAX_DEPTH = 200
+MAX_INT_DIGITS = 4300
+NUMBER_TOO_LARGE = 'number too large (more than 4300 integer digits)'
+_INT_CHUNK = 640  # the lowest limit sys.set_int_max_str_digits accepts
 _EXCERPT_RADIUS = 20
 _WS = ' \t\n\r'
 _BIG_DIGITS = re.compile(r'[0-9]{19,}')
@@ -165,8 +179,8 @@ def locate_error(text: str) -> tuple[int, str] | None:  # noqa: C901 - one state
                 return err
         elif c == '-' or '0' <= c <= '9':
             end = _number(text, i)
-            if end is None:
-                return i, 'invalid number'
+            if isinstance(end, str):
+                return i, end
             i = end
         elif c in 'tfn':
             word = {'t': 'true', 'f': 'false', 'n': 'null'}[c]
@@ -207,20 +221,23 @@ def locate_error(text: str) -> tuple[int, str] | None:  # noqa: C901 - one state
             return i, "expected ',' or '}'"
 
 
-def _number(text: str, i: int) -> int | None:
-    """End of the number starting at ``i``, or None if it is malformed (same grammar as Rust)."""
+def _number(text: str, i: int) -> int | str:
+    """End of the number starting at ``i``, or the reason it is rejected (same grammar as Rust)."""
     n = len(text)
     j = i + 1 if text[i] == '-' else i
     if j < n and text[j] == '0':
         j += 1
     elif j < n and '1' <= text[j] <= '9':
-        j = _DIGITS.match(text, j).end()  # type: ignore[union-attr]
+        k = _DIGITS.match(text, j).end()  # type: ignore[union-attr]
+        if k - j > MAX_INT_DIGITS:
+            return NUMBER_TOO_LARGE
+        j = k
     else:
-        return None
+        return 'invalid number'
     if j < n and text[j] == '.':
         k = _DIGITS.match(text, j + 1).end()  # type: ignore[union-attr]
         if k == j + 1:
-            return None
+            return 'invalid number'
         j = k
     if j < n and text[j] in 'eE':
         j += 1
@@ -228,9 +245,23 @@ def _number(text: str, i: int) -> int | None:
             j += 1
         k = _DIGITS.match(text, j).end()  # type: ignore[union-attr]
         if k == j:
-            return None
+            return 'invalid number'
         j = k
     return j
+
+
+def _parse_int(digits: str) -> int:
+    """``int()`` for JSON integers (at most 4300 digits, checked before) under any digit limit."""
+    try:
+        return int(digits)
+    except ValueError:  # sys.set_int_max_str_digits() set below the length
+        sign = -1 if digits[0] == '-' else 1
+        digits = digits.lstrip('-')
+        value = 0
+        for at in range(0, len(digits), _INT_CHUNK):
+            part = digits[at : at + _INT_CHUNK]
+            value = value * 10 ** len(part) + int(part)
+        return sign * value
 
 
 def _check(text: str) -> None:
@@ -253,13 +284,13 @@ def loads_strict(text: str) -> Any:
     """Decode strict JSON of any type, raising :class:`ToolArgumentsError` at the canonical position."""
     if _needs_slow_path(text):
         _check(text)
-        return json.loads(text)
+        return json.loads(text, parse_int=_parse_int)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         _check(text)
         # Valid strict JSON that orjson refuses: a float overflowing to infinity.
-        return json.loads(text)
+        return json.loads(text, parse_int=_parse_int)
 
 
 def _kind(value: Any) -> str:

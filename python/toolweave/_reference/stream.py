@@ -10,6 +10,16 @@ tool-call fragments merge by ``index``, else by a known ``id``, else a new id st
 fragment without id continues the most recent call; ``id``/``type``/``name`` come from the first
 non-empty value; ``arguments`` are concatenated. ``id`` and ``model`` are the first non-empty
 values, ``finish_reason`` and ``usage`` the last non-null ones.
+
+Only a JSON integer in ``0 .. 2**63-1`` is a tool-call index; anything else (negative, larger, a
+float, a string, null) counts as no index. A call started without an index gets the largest index
+so far plus one (0 for the first), or, when that would pass ``2**63-1``, the smallest non-negative
+index not in use, so indices stay unique. Lookups by index and id are dicts: merging is linear.
+
+A number whose integer part has more than 4300 digits makes the event a ``StreamFormatError``
+(like any other bad payload: the other events of the same ``feed()`` are still aggregated).
+
+An aggregator is not thread-safe: use one per stream, from one thread at a time.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from toolweave._reference.json import MAX_DEPTH, loads_strict, locate_error, show
+from toolweave._reference.json import MAX_DEPTH, NUMBER_TOO_LARGE, loads_strict, locate_error, show
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 __all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
@@ -30,12 +40,13 @@ _EOL = re.compile(rb'\r\n?|\n')
 _BOM = b'\xef\xbb\xbf'
 _TRIM = b' \t\n\r\x0c'
 _BIG_DIGITS = re.compile(rb'[0-9]{19,}')
-_I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
+_NUMBER_IN_DATA_TOO_LARGE = 'data has a number too large (more than 4300 integer digits)'
 
 
-def _int64(value: Any) -> int | None:
-    if type(value) is int and _I64_MIN <= value <= _I64_MAX:
+def _index(value: Any) -> int | None:
+    """A tool-call index: a JSON integer in 0 .. 2**63-1; anything else is no index."""
+    if type(value) is int and 0 <= value <= _I64_MAX:
         return value
     return None
 
@@ -53,6 +64,8 @@ class StreamAggregator:
     """Aggregates a raw streamed chat-completions response (see the module docstring)."""
 
     def __init__(self, format: str = 'openai-chat') -> None:
+        if not isinstance(format, str):
+            raise TypeError(f"StreamAggregator() argument 'format' must be str, not {type(format).__name__}")
         if format not in SUPPORTED_FORMATS:
             raise ValueError(f'unknown stream format {_quote(format)}; supported: {", ".join(SUPPORTED_FORMATS)}')
         self._format = format
@@ -69,6 +82,10 @@ class StreamAggregator:
         self._text: list[str] = []
         self._reasoning: list[str] | None = None
         self._calls: list[dict[str, Any]] = []
+        self._by_index: dict[int, dict[str, Any]] = {}  # indices are unique
+        self._by_id: dict[str, int] = {}  # id -> first slot in _calls with that id
+        self._max_index: int | None = None
+        self._lowest_free = 0  # no index below this is free (used once _max_index is 2**63-1)
         self._finish_reason: str | None = None
         self._usage: dict[str, Any] | None = None
         self._done = False
@@ -177,9 +194,14 @@ class StreamAggregator:
             text = data.decode('utf-8')
         except UnicodeDecodeError:
             raise _Failure(self._bad(data, 'data is not valid UTF-8')) from None
-        if locate_error(text) is not None:
-            raise _Failure(self._bad(data, 'data is not valid JSON'))
-        return loads_strict(text)
+        error = locate_error(text)
+        if error is not None:
+            what = _NUMBER_IN_DATA_TOO_LARGE if error[1] == NUMBER_TOO_LARGE else 'data is not valid JSON'
+            raise _Failure(self._bad(data, what))
+        try:
+            return loads_strict(text)
+        except ToolArgumentsError:  # unreachable: the text was just checked
+            raise _Failure(self._bad(data, 'data is not valid JSON')) from None
 
     def _process(self, event: bytes, data: bytes) -> dict[str, Any] | None:
         """Aggregate one event; return its chunk, None if skipped; raise _Failure if rejected."""
@@ -242,28 +264,30 @@ class StreamAggregator:
                     self._merge(fragment)
 
     def _merge(self, fragment: dict[str, Any]) -> None:
-        index = _int64(fragment.get('index'))
+        index = _index(fragment.get('index'))
         call_id = _str(fragment.get('id')) or None
         function = fragment.get('function')
         name = arguments = None
         if isinstance(function, dict):
             name = _str(function.get('name'))
             arguments = _str(function.get('arguments'))
-        call: dict[str, Any] | None = None
+        call: dict[str, Any] | None
         if index is not None:
-            call = next((c for c in self._calls if c['index'] == index), None)
+            call = self._by_index.get(index)
             if call is None:
                 call = self._new_call(index)
         elif call_id is not None:
-            call = next((c for c in self._calls if c['id'] == call_id), None)
-            if call is None:
-                call = self._new_call(self._next_index())
+            slot = self._by_id.get(call_id)
+            call = self._new_call(self._next_index()) if slot is None else self._calls[slot]
         elif self._calls:
             call = self._calls[-1]
         else:
             call = self._new_call(self._next_index())
         if not call['id'] and call_id:
             call['id'] = call_id
+            slot = self._by_id.get(call_id)
+            if slot is None or call['slot'] < slot:
+                self._by_id[call_id] = call['slot']
         kind = _str(fragment.get('type'))
         if not call['type'] and kind:
             call['type'] = kind
@@ -273,11 +297,27 @@ class StreamAggregator:
             call['arguments'].append(arguments)
 
     def _next_index(self) -> int:
-        return max((min(c['index'] + 1, _I64_MAX) for c in self._calls), default=0)
+        if self._max_index is None:
+            return 0
+        if self._max_index < _I64_MAX:
+            return self._max_index + 1
+        while self._lowest_free in self._by_index:
+            self._lowest_free += 1
+        return self._lowest_free
 
     def _new_call(self, index: int) -> dict[str, Any]:
-        call: dict[str, Any] = {'index': index, 'id': '', 'type': '', 'name': '', 'arguments': []}
+        call: dict[str, Any] = {
+            'index': index,
+            'id': '',
+            'type': '',
+            'name': '',
+            'arguments': [],
+            'slot': len(self._calls),
+        }
         self._calls.append(call)
+        self._by_index[index] = call
+        if self._max_index is None or index > self._max_index:
+            self._max_index = index
         return call
 
     def _run(self, events: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
@@ -305,12 +345,10 @@ class StreamAggregator:
         Raises:
             StreamFormatError: An event's data is not a JSON object (the aggregator stays usable).
             ProviderStreamError: An ``event: error`` frame or a payload with a non-null ``error``.
-            TypeError: ``data`` is not bytes or bytearray.
+            TypeError: ``data`` is not bytes, bytearray or a C-contiguous memoryview of 1-byte items.
         """
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError(f"argument 'data': expected bytes, got {type(data).__name__}")
         events: list[tuple[bytes, bytes]] = []
-        self._decode(bytes(data), events)
+        self._decode(_feed_bytes(data), events)
         return self._run(events)
 
     def finish(self) -> list[dict[str, Any]]:
@@ -348,6 +386,19 @@ class StreamAggregator:
 
     def __repr__(self) -> str:
         return f'StreamAggregator(format={_quote(self._format)}, chunks={self._chunks})'
+
+
+def _feed_bytes(data: Any) -> bytes:
+    """The bytes of a ``feed()`` argument (same rules and messages as the Rust core)."""
+    if isinstance(data, bytes):
+        return bytes.__bytes__(data) if type(data) is not bytes else data
+    if isinstance(data, bytearray):
+        return bytes(data)
+    if isinstance(data, memoryview):
+        if not data.c_contiguous or data.itemsize != 1:
+            raise TypeError("feed() argument 'data' must be a C-contiguous memoryview of 1-byte items")
+        return data.tobytes()
+    raise TypeError(f"feed() argument 'data' must be bytes, bytearray or memoryview, not {type(data).__name__}")
 
 
 def _quote(text: str) -> str:
