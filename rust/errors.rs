@@ -94,7 +94,7 @@ mod tests {
         let e = CoreError::UnknownFormat("x".into());
         assert_eq!(
             e.to_string(),
-            "unknown stream format \"x\"; supported: openai-chat"
+            "unknown stream format \"x\"; supported: openai-chat, openai-responses, anthropic, gemini, ollama"
         );
     }
 }

@@ -52,9 +52,21 @@ def sse_from_payloads(payloads: list[Any], *, done: bool = False) -> bytes:
     return body + (b'data: [DONE]\n\n' if done else b'')
 
 
-def corpus_streams() -> list[str]:
-    """Names (without extension) of the openai-chat corpus streams."""
-    return sorted(p.name.removesuffix('.expected.json') for p in STREAMS.glob('*.expected.json'))
+_FORMAT_PREFIXES = {'anthropic': 'anthropic', 'gemini': 'gemini', 'openai-responses': 'openai-responses'}
+
+
+def stream_format(expected: dict[str, Any]) -> str:
+    """The ``StreamAggregator`` format of a corpus stream, from its expected ``format`` label."""
+    label = expected.get('format', 'openai-chat')
+    return next((fmt for prefix, fmt in _FORMAT_PREFIXES.items() if label.startswith(prefix)), 'openai-chat')
+
+
+def corpus_streams(format: str | None = 'openai-chat') -> list[str]:
+    """Names (without extension) of the corpus streams of ``format`` (all of them for ``None``)."""
+    names = sorted(p.name.removesuffix('.expected.json') for p in STREAMS.glob('*.expected.json'))
+    if format is None:
+        return names
+    return [n for n in names if stream_format(json.loads((STREAMS / f'{n}.expected.json').read_text())) == format]
 
 
 def load_stream(name: str) -> tuple[bytes, dict[str, Any]]:

@@ -22,7 +22,20 @@ from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArg
 STREAMS = corpus_streams()
 REQUIRED = [n for n in STREAMS if n[:3] in {'001', '002', '021', '022', '023'}]
 ERROR_STREAMS = {n for n in STREAMS if n.startswith('004')}
-RESULT_KEYS = ['id', 'model', 'text', 'reasoning', 'tool_calls', 'finish_reason', 'usage', 'truncated', 'chunks']
+RESULT_KEYS = [
+    'format',
+    'id',
+    'model',
+    'text',
+    'reasoning',
+    'tool_calls',
+    'finish_reason',
+    'normalized_finish_reason',
+    'usage',
+    'truncated',
+    'chunks',
+    'blocks',
+]
 
 
 def run(core: SimpleNamespace, pieces: list[bytes]) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -149,15 +162,18 @@ def test_ignored_lines_and_fields(core: SimpleNamespace) -> None:
     assert errors == []
     assert chunks == [{'choices': [{'index': 0, 'delta': {'content': 'a'}}]}]
     assert result == {
+        'format': 'openai-chat',
         'id': None,
         'model': None,
         'text': 'a',
         'reasoning': None,
         'tool_calls': [],
         'finish_reason': None,
+        'normalized_finish_reason': None,
         'usage': None,
         'truncated': False,
         'chunks': 1,
+        'blocks': [],
     }
 
 
@@ -343,12 +359,13 @@ def test_cumulative_usage_is_not_summed(core: SimpleNamespace) -> None:
 
 
 def test_unknown_format(core: SimpleNamespace) -> None:
-    with pytest.raises(ValueError, match='openai-chat'):
-        core.StreamAggregator('anthropic')
+    with pytest.raises(ValueError, match='openai-chat, openai-responses, anthropic, gemini, ollama'):
+        core.StreamAggregator('bedrock')
     with pytest.raises(TypeError):
         core.StreamAggregator().feed('data: {}\n\n')
 
 
+SUPPORTED = 'openai-chat, openai-responses, anthropic, gemini, ollama'
 FEED_TYPE_ERROR = "feed() argument 'data' must be bytes, bytearray or memoryview, not {}"
 
 
@@ -397,8 +414,8 @@ def test_feed_accepts_bytes_bytearray_memoryview(core: SimpleNamespace) -> None:
     [
         (None, TypeError, "StreamAggregator() argument 'format' must be str, not NoneType"),
         (b'openai-chat', TypeError, "StreamAggregator() argument 'format' must be str, not bytes"),
-        ('x"\\\ny', ValueError, 'unknown stream format "x\\"\\\\\ny"; supported: openai-chat'),
-        ('\udc00', ValueError, 'unknown stream format "\udc00"; supported: openai-chat'),
+        ('x"\\\ny', ValueError, 'unknown stream format "x\\"\\\\\ny"; supported: ' + SUPPORTED),
+        ('\udc00', ValueError, 'unknown stream format "\udc00"; supported: ' + SUPPORTED),
     ],
 )
 def test_format_argument(core: SimpleNamespace, format: Any, error: type[Exception], message: str) -> None:

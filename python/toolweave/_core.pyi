@@ -36,8 +36,11 @@ class StreamAggregator:
     detect this).
 
     Args:
-        format: The wire format; only ``'openai-chat'`` (OpenAI chat completions and compatible
-            servers) is supported: another string raises ``ValueError``, a non-string ``TypeError``.
+        format: The wire format: ``'openai-chat'`` (OpenAI chat completions and compatible servers),
+            ``'openai-responses'`` (Responses API SSE), ``'anthropic'`` (Messages API SSE),
+            ``'gemini'`` (``streamGenerateContent?alt=sse``) or ``'ollama'`` (native ``/api/chat``
+            NDJSON: one JSON object per line). Another string raises ``ValueError``, a non-string
+            ``TypeError``. The per-format rules are in ``toolweave._reference.formats``.
     """
 
     def __new__(cls, format: str = 'openai-chat') -> StreamAggregator: ...
@@ -77,12 +80,23 @@ class StreamAggregator:
         It does not flush a pending unterminated event: call ``finish()`` first at the end.
 
         Returns:
-            ``{'id': str | None, 'model': str | None, 'text': str, 'reasoning': str | None,
-            'tool_calls': [{'index': int, 'id': str, 'type': str, 'name': str, 'arguments': str}],
-            'finish_reason': str | None, 'usage': dict | None, 'truncated': bool, 'chunks': int}``.
-            ``reasoning`` is None until a ``reasoning_content``/``reasoning`` string was seen;
-            ``usage`` is the last non-null usage object as sent; ``truncated`` is True when neither
-            ``[DONE]`` nor a finish reason was seen; ``chunks`` counts aggregated data events.
+            ``{'format': str, 'id': str | None, 'model': str | None, 'text': str,
+            'reasoning': str | None, 'tool_calls': [{'index': int, 'id': str, 'type': str,
+            'name': str, 'arguments': str, ...extras}], 'finish_reason': str | None,
+            'normalized_finish_reason': str | None, 'usage': dict | None, 'truncated': bool,
+            'chunks': int, 'blocks': list[dict]}``.
+            ``reasoning`` is None until reasoning text was seen; ``finish_reason`` is the
+            provider's own value and ``normalized_finish_reason`` one of ``stop``, ``length``,
+            ``tool_calls``, ``content_filter``, ``error`` (unknown values pass through; ``stop``
+            with tool calls reads ``tool_calls``); ``usage`` is the provider's usage object
+            (Anthropic: ``message_start`` usage updated by ``message_delta``; Gemini and
+            openai-chat: the last one; Ollama: the ``*_count``/``*_duration`` fields of the
+            ``done`` line); ``truncated`` is True when the stream's end marker and finish reason
+            are both missing; ``chunks`` counts aggregated data events. Tool-call extras:
+            ``item_id`` (openai-responses), ``thought_signature`` (gemini). Gemini and Ollama
+            calls without an id get ``'{response_id}-call-{index}'`` / ``'call-{index}'``.
+            ``blocks`` holds Anthropic content blocks (server tools and their results included)
+            with streamed ``text``/``thinking``/``signature`` and ``input_raw``; empty otherwise.
         """
 
 def parse_arguments(text: str | bytes) -> dict[str, Any]:

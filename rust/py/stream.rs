@@ -7,9 +7,10 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
 use crate::errors::{show, CoreError};
+use crate::stream::formats::anthropic_blocks;
 use crate::stream::{
-    quote_format, OpenAiChatAggregator, Outcome, SseEvent, StreamAggregator as Core,
-    SUPPORTED_FORMATS,
+    normalize_finish_reason, quote_format, GenericAggregator, Inner, OpenAiChatAggregator, Outcome,
+    SseEvent, StreamAggregator as Core, SUPPORTED_FORMATS,
 };
 
 /// Feeds at least this long are decoded and aggregated with the GIL released.
@@ -192,42 +193,24 @@ impl StreamAggregator {
 
     fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
-        let this = slf.try_borrow().map_err(|_| in_use())?;
-        let s: &OpenAiChatAggregator = this.inner.state();
+        let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+        let format = this.inner.format();
         let d = PyDict::new(py);
-        d.set_item(intern!(py, "id"), s.id.as_deref())?;
-        d.set_item(intern!(py, "model"), s.model.as_deref())?;
-        d.set_item(intern!(py, "text"), &s.text)?;
-        d.set_item(intern!(py, "reasoning"), s.reasoning.as_deref())?;
-        let calls = PyList::empty(py);
-        for c in &s.tool_calls {
-            let cd = PyDict::new(py);
-            cd.set_item(intern!(py, "index"), c.index)?;
-            cd.set_item(intern!(py, "id"), &c.id)?;
-            cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
-            cd.set_item(intern!(py, "name"), &c.name)?;
-            cd.set_item(intern!(py, "arguments"), &c.arguments)?;
-            calls.append(cd)?;
-        }
-        d.set_item(intern!(py, "tool_calls"), calls)?;
-        d.set_item(intern!(py, "finish_reason"), s.finish_reason.as_deref())?;
-        match &s.usage {
-            Some(raw) => {
-                let usage =
-                    super::json::loads(py, raw).map_err(|e| jiter::map_json_error(raw, &e))?;
-                d.set_item(intern!(py, "usage"), usage)?;
+        d.set_item(intern!(py, "format"), format)?;
+        match this.inner.inner_mut() {
+            Inner::OpenAiChat(s) => openai_result(py, &d, format, s)?,
+            Inner::Generic(g) => {
+                g.format.finalize(&mut g.message);
+                generic_result(py, &d, format, g)?;
             }
-            None => d.set_item(intern!(py, "usage"), py.None())?,
         }
-        d.set_item(intern!(py, "truncated"), s.truncated())?;
-        d.set_item(intern!(py, "chunks"), s.chunks)?;
         Ok(d)
     }
 
     #[getter]
     fn error<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let this = slf.try_borrow().map_err(|_| in_use())?;
-        match &this.inner.state().error {
+        match this.inner.error() {
             Some(e) => super::errors::provider_error_dict(slf.py(), e),
             None => Ok(None),
         }
@@ -238,7 +221,95 @@ impl StreamAggregator {
         Ok(format!(
             "StreamAggregator(format={}, chunks={})",
             quote_format(this.inner.format()),
-            this.inner.state().chunks
+            this.inner.chunks()
         ))
     }
+}
+
+fn json_to_py<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    super::json::loads(py, raw).map_err(|e| jiter::map_json_error(raw, &e))
+}
+
+fn openai_result(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    format: &str,
+    s: &OpenAiChatAggregator,
+) -> PyResult<()> {
+    d.set_item(intern!(py, "id"), s.id.as_deref())?;
+    d.set_item(intern!(py, "model"), s.model.as_deref())?;
+    d.set_item(intern!(py, "text"), &s.text)?;
+    d.set_item(intern!(py, "reasoning"), s.reasoning.as_deref())?;
+    let calls = PyList::empty(py);
+    for c in &s.tool_calls {
+        let cd = PyDict::new(py);
+        cd.set_item(intern!(py, "index"), c.index)?;
+        cd.set_item(intern!(py, "id"), &c.id)?;
+        cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
+        cd.set_item(intern!(py, "name"), &c.name)?;
+        cd.set_item(intern!(py, "arguments"), &c.arguments)?;
+        calls.append(cd)?;
+    }
+    d.set_item(intern!(py, "tool_calls"), calls)?;
+    d.set_item(intern!(py, "finish_reason"), s.finish_reason.as_deref())?;
+    let normalized =
+        normalize_finish_reason(format, s.finish_reason.as_deref(), !s.tool_calls.is_empty());
+    d.set_item(intern!(py, "normalized_finish_reason"), normalized)?;
+    match &s.usage {
+        Some(raw) => d.set_item(intern!(py, "usage"), json_to_py(py, raw)?)?,
+        None => d.set_item(intern!(py, "usage"), py.None())?,
+    }
+    d.set_item(intern!(py, "truncated"), s.truncated())?;
+    d.set_item(intern!(py, "chunks"), s.chunks)?;
+    d.set_item(intern!(py, "blocks"), PyList::empty(py))?;
+    Ok(())
+}
+
+fn generic_result(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    format: &str,
+    g: &GenericAggregator,
+) -> PyResult<()> {
+    let m = &g.message;
+    d.set_item(intern!(py, "id"), m.id.as_deref())?;
+    d.set_item(intern!(py, "model"), m.model.as_deref())?;
+    d.set_item(intern!(py, "text"), &m.text)?;
+    d.set_item(intern!(py, "reasoning"), m.reasoning.as_deref())?;
+    let calls = PyList::empty(py);
+    for c in &m.calls {
+        let cd = PyDict::new(py);
+        cd.set_item(intern!(py, "index"), c.index)?;
+        cd.set_item(intern!(py, "id"), &c.id)?;
+        cd.set_item(intern!(py, "type"), "function")?;
+        cd.set_item(intern!(py, "name"), &c.name)?;
+        cd.set_item(intern!(py, "arguments"), c.arguments())?;
+        for (k, v) in &c.extra {
+            cd.set_item(*k, v.as_deref())?;
+        }
+        calls.append(cd)?;
+    }
+    d.set_item(intern!(py, "tool_calls"), calls)?;
+    d.set_item(intern!(py, "finish_reason"), m.finish_reason.as_deref())?;
+    let normalized =
+        normalize_finish_reason(format, m.finish_reason.as_deref(), !m.calls.is_empty());
+    d.set_item(intern!(py, "normalized_finish_reason"), normalized)?;
+    match &m.usage {
+        Some(u) => {
+            let raw = serde_json::to_vec(u).unwrap_or_default();
+            d.set_item(intern!(py, "usage"), json_to_py(py, &raw)?)?;
+        }
+        None => d.set_item(intern!(py, "usage"), py.None())?,
+    }
+    d.set_item(intern!(py, "truncated"), g.truncated())?;
+    d.set_item(intern!(py, "chunks"), g.chunks)?;
+    let blocks = PyList::empty(py);
+    if format == "anthropic" {
+        for b in anthropic_blocks(m) {
+            let raw = serde_json::to_vec(&b).unwrap_or_default();
+            blocks.append(json_to_py(py, &raw)?)?;
+        }
+    }
+    d.set_item(intern!(py, "blocks"), blocks)?;
+    Ok(())
 }

@@ -305,7 +305,8 @@ fn provider_message(data: &[u8]) -> String {
     }
 }
 
-fn trim_ascii(data: &[u8]) -> &[u8] {
+/// `data` without leading and trailing ASCII whitespace.
+pub(crate) fn trim_ascii(data: &[u8]) -> &[u8] {
     let start = data
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -315,6 +316,43 @@ fn trim_ascii(data: &[u8]) -> &[u8] {
         .rposition(|b| !b.is_ascii_whitespace())
         .map_or(start, |i| i + 1);
     &data[start..end]
+}
+
+/// A `StreamFormatError` outcome for event number `event`.
+pub(crate) fn bad_payload(event: usize, data: &[u8], what: &str) -> Outcome {
+    let excerpt = payload_excerpt(data);
+    let message = format!("event {event}: {what}: '{}'", show(&excerpt));
+    Outcome::Failed(CoreError::StreamFormat {
+        message,
+        event,
+        excerpt,
+    })
+}
+
+/// Why a payload is not valid JSON (a too-large number has its own reason).
+pub(crate) fn invalid_json_reason(data: &[u8]) -> &'static str {
+    match crate::json::locate_error(data) {
+        Some((_, crate::json::NUMBER_TOO_LARGE)) => NUMBER_IN_DATA_TOO_LARGE,
+        _ => "data is not valid JSON",
+    }
+}
+
+/// The provider error of an event; the first one is also kept in `first`.
+pub(crate) fn provider_error(first: &mut Option<CoreError>, ev: &SseEvent) -> CoreError {
+    let event = if ev.event.is_empty() {
+        "message".to_string()
+    } else {
+        String::from_utf8_lossy(&ev.event).into_owned()
+    };
+    let err = CoreError::Provider {
+        message: provider_message(&ev.data),
+        event,
+        data: ev.data.clone(),
+    };
+    if first.is_none() {
+        *first = Some(err.clone());
+    }
+    err
 }
 
 impl OpenAiChatAggregator {
@@ -364,20 +402,7 @@ impl OpenAiChatAggregator {
     }
 
     fn provider_error(&mut self, ev: &SseEvent) -> CoreError {
-        let event = if ev.event.is_empty() {
-            "message".to_string()
-        } else {
-            String::from_utf8_lossy(&ev.event).into_owned()
-        };
-        let err = CoreError::Provider {
-            message: provider_message(&ev.data),
-            event,
-            data: ev.data.clone(),
-        };
-        if self.error.is_none() {
-            self.error = Some(err.clone());
-        }
-        err
+        provider_error(&mut self.error, ev)
     }
 
     fn apply(&mut self, chunk: Chunk, data: &[u8]) {
@@ -589,7 +614,7 @@ mod tests {
     #[test]
     fn unknown_format() {
         assert!(matches!(
-            StreamAggregator::new("anthropic"),
+            StreamAggregator::new("bedrock"),
             Err(CoreError::UnknownFormat(_))
         ));
     }

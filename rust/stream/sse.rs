@@ -26,6 +26,8 @@ pub struct SseDecoder {
     data: Vec<u8>,
     has_data: bool,
     event: Vec<u8>,
+    /// NDJSON mode (Ollama): every non-blank line is one event's data.
+    ndjson: bool,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -34,6 +36,14 @@ impl SseDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder for newline-delimited JSON: each non-blank line is one event (no `event:` type).
+    pub fn ndjson() -> Self {
+        Self {
+            ndjson: true,
+            ..Self::default()
+        }
     }
 
     /// Decode `input`, appending every event it completes to `out`.
@@ -85,6 +95,15 @@ impl SseDecoder {
             if let Some(rest) = line.strip_prefix(BOM) {
                 line = rest;
             }
+        }
+        if self.ndjson {
+            if line.iter().any(|b| !b.is_ascii_whitespace()) {
+                out.push(SseEvent {
+                    event: Vec::new(),
+                    data: line.to_vec(),
+                });
+            }
+            return;
         }
         if line.is_empty() {
             self.dispatch(out);

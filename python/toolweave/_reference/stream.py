@@ -30,12 +30,13 @@ from typing import Any
 
 import orjson
 
+from toolweave._reference.formats import FORMATS, Message, normalize_finish_reason
 from toolweave._reference.json import MAX_DEPTH, NUMBER_TOO_LARGE, loads_strict, locate_error, show
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 __all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
 
-SUPPORTED_FORMATS = ('openai-chat',)
+SUPPORTED_FORMATS = ('openai-chat', 'openai-responses', 'anthropic', 'gemini', 'ollama')
 _EOL = re.compile(rb'\r\n?|\n')
 _BOM = b'\xef\xbb\xbf'
 _TRIM = b' \t\n\r\x0c'
@@ -69,6 +70,9 @@ class StreamAggregator:
         if format not in SUPPORTED_FORMATS:
             raise ValueError(f'unknown stream format {_quote(format)}; supported: {", ".join(SUPPORTED_FORMATS)}')
         self._format = format
+        self._message = Message()
+        self._fmt = FORMATS[format](self._message) if format != 'openai-chat' else None
+        self._ndjson = format == 'ollama'
         # SSE decoder state
         self._line = b''
         self._skip_lf = False
@@ -129,6 +133,10 @@ class StreamAggregator:
             self._seen_first_line = True
             if line.startswith(_BOM):
                 line = line[3:]
+        if self._ndjson:
+            if line.strip(_TRIM):
+                events.append((b'', line))
+            return
         if not line:
             self._dispatch(events)
             return
@@ -219,6 +227,11 @@ class StreamAggregator:
             raise _Failure(self._bad(data, 'data is not a JSON object'))
         if chunk.get('error') is not None:
             raise _Failure(self._provider_error(event, data))
+        if self._fmt is not None:
+            if not self._fmt.apply(chunk):
+                raise _Failure(self._provider_error(event, data))
+            self._chunks += 1
+            return chunk
         self._apply(chunk)
         return chunk
 
@@ -363,7 +376,11 @@ class StreamAggregator:
 
     def result(self) -> dict[str, Any]:
         """The aggregated message so far (does not consume anything; call finish() first for the end)."""
+        if self._fmt is not None:
+            return self._other_result()
+        calls = self._calls
         return {
+            'format': self._format,
             'id': self._id,
             'model': self._model,
             'text': ''.join(self._text),
@@ -379,9 +396,33 @@ class StreamAggregator:
                 for c in self._calls
             ],
             'finish_reason': self._finish_reason,
+            'normalized_finish_reason': normalize_finish_reason(self._format, self._finish_reason, bool(calls)),
             'usage': copy.deepcopy(self._usage),
             'truncated': not self._done and self._finish_reason is None,
             'chunks': self._chunks,
+            'blocks': [],
+        }
+
+    def _other_result(self) -> dict[str, Any]:
+        m = self._message
+        finalize = getattr(self._fmt, 'finalize', None)
+        if finalize is not None:
+            finalize()
+        calls = m.tool_calls()
+        blocks = getattr(self._fmt, 'blocks', None)
+        return {
+            'format': self._format,
+            'id': m.id,
+            'model': m.model,
+            'text': ''.join(m.text),
+            'reasoning': None if m.reasoning is None else ''.join(m.reasoning),
+            'tool_calls': calls,
+            'finish_reason': m.finish_reason,
+            'normalized_finish_reason': normalize_finish_reason(self._format, m.finish_reason, bool(calls)),
+            'usage': copy.deepcopy(m.usage),
+            'truncated': not m.done and m.finish_reason is None,
+            'chunks': self._chunks,
+            'blocks': blocks() if blocks is not None else [],
         }
 
     def __repr__(self) -> str:

@@ -1,0 +1,255 @@
+"""StreamAggregator for anthropic, openai-responses, gemini and ollama: corpus, cases, splits, Rust == twin."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from core_fixtures import IMPLEMENTATIONS, corpus_streams, load_case, load_stream, sse_from_payloads, stream_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from toolweave.exceptions import ProviderStreamError, StreamFormatError
+
+STREAMS = [n for n in corpus_streams(None) if n not in corpus_streams('openai-chat')]
+
+
+def run(core: SimpleNamespace, format: str, pieces: list[bytes]) -> tuple[dict[str, Any], list[Any], list[str]]:
+    agg = core.StreamAggregator(format)
+    chunks: list[Any] = []
+    errors: list[str] = []
+    for piece in [*pieces, None]:
+        try:
+            chunks += agg.feed(piece) if piece is not None else agg.finish()
+        except (StreamFormatError, ProviderStreamError) as exc:
+            chunks += exc.chunks
+            errors.append(type(exc).__name__)
+    return agg.result(), chunks, errors
+
+
+def ndjson(payloads: list[Any]) -> bytes:
+    return b''.join(json.dumps(p).encode() + b'\n' for p in payloads)
+
+
+def test_corpus_covers_every_format() -> None:
+    formats = {stream_format(load_stream(n)[1]) for n in STREAMS}
+    assert formats == {'anthropic', 'gemini', 'openai-responses'}
+    assert len(STREAMS) == 8
+
+
+@pytest.mark.parametrize('name', STREAMS)
+def test_corpus_whole(core: SimpleNamespace, name: str) -> None:
+    body, expected = load_stream(name)
+    result, chunks, errors = run(core, stream_format(expected), [body])
+    assert errors == []
+    assert result['format'] == stream_format(expected)
+    assert (result['id'], result['model']) == (expected['response_id'], expected['model'])
+    assert (result['text'], result['reasoning']) == (expected['text'], expected['reasoning'])
+    assert result['finish_reason'] == expected['finish_reason']
+    assert result['usage'] == expected['usage']
+    assert result['truncated'] is False
+    assert (
+        result['chunks'] == len(chunks) == sum(1 for line in body.splitlines() if line.startswith((b'data: {', b'{')))
+    )
+    calls = result['tool_calls']
+    assert [(c['name'], json.loads(c['arguments'] or '{}')) for c in calls] == [
+        (c['name'], c['arguments']) for c in expected['tool_calls']
+    ]
+    assert [c['index'] for c in calls] == list(range(len(calls)))
+    for call, want in zip(calls, expected['tool_calls'], strict=True):
+        if want['id'] is not None:
+            assert call['id'] == want['id']
+        else:  # Gemini sends no id: a stable one is generated from the response id
+            assert call['id'] == f'{expected["response_id"]}-call-{call["index"]}'
+        if 'arguments_raw' in want:
+            assert call['arguments'] == want['arguments_raw']
+        for key in ('item_id', 'thought_signature'):
+            if key in want:
+                assert call[key] == want[key]
+    if 'content_blocks' in expected:
+        got = [(b['type'], b.get('id'), b.get('input_raw'), b.get('text')) for b in result['blocks']]
+        want_blocks = [(b['type'], b.get('id'), b.get('input_raw'), b.get('text')) for b in expected['content_blocks']]
+        assert got == want_blocks
+    else:
+        assert result['blocks'] == []
+
+
+@pytest.mark.parametrize('name', STREAMS)
+def test_corpus_line_by_line_and_every_split(core: SimpleNamespace, name: str) -> None:
+    """Line by line, and two pieces split at every byte offset (every 7th byte for streams over 20 KB)."""
+    body, expected = load_stream(name)
+    fmt = stream_format(expected)
+    whole = run(core, fmt, [body])
+    assert run(core, fmt, body.splitlines(keepends=True)) == whole
+    step = 1 if len(body) < 20_000 else 7
+    for i in range(0, len(body) + 1, step):
+        assert run(core, fmt, [body[:i], body[i:]]) == whole, f'split at {i}'
+
+
+@pytest.mark.parametrize('name', corpus_streams(None))
+def test_rust_equals_reference(name: str) -> None:
+    body, expected = load_stream(name)
+    fmt = stream_format(expected)
+    assert run(IMPLEMENTATIONS['rust'], fmt, [body]) == run(IMPLEMENTATIONS['reference'], fmt, [body])
+
+
+@pytest.mark.parametrize(
+    ('name', 'normalized'),
+    [('005', 'tool_calls'), ('006', 'stop'), ('008', 'tool_calls'), ('009', 'tool_calls'), ('016', 'tool_calls')],
+)
+def test_normalized_finish_reason(core: SimpleNamespace, name: str, normalized: str) -> None:
+    (stream,) = [n for n in STREAMS if n.startswith(name)]
+    body, expected = load_stream(stream)
+    result, _, _ = run(core, stream_format(expected), [body])
+    assert (result['finish_reason'], result['normalized_finish_reason']) == (expected['finish_reason'], normalized)
+
+
+def test_case_b05_ollama_done_stop_after_tool_calls(core: SimpleNamespace) -> None:
+    case = load_case('B05')
+    result, chunks, errors = run(core, 'ollama', [ndjson(case['input'])])
+    want = case['expected']
+    assert errors == [] and len(chunks) == 2
+    assert result['normalized_finish_reason'] == want['finish_reason'] == 'tool_calls'
+    assert result['finish_reason'] == want['provider_finish_reason'] == 'stop'
+    assert [(c['name'], json.loads(c['arguments'])) for c in result['tool_calls']] == [
+        (c['name'], c['arguments']) for c in want['tool_calls']
+    ]
+    assert result['tool_calls'][0]['arguments'] == '{"city":"Paris"}'
+    assert result['tool_calls'][0]['id'] == 'call-0'
+    assert result['usage'] == {'prompt_eval_count': 20, 'eval_count': 9}
+    assert result['model'] == 'm'
+    assert result['truncated'] is False
+
+
+def test_ollama_ndjson_any_split(core: SimpleNamespace) -> None:
+    body = ndjson(load_case('B05')['input']).replace(b'\n', b'\r\n', 1) + b'\n  \n'
+    whole = run(core, 'ollama', [body])
+    for i in range(len(body) + 1):
+        assert run(core, 'ollama', [body[:i], body[i:]]) == whole
+    assert run(core, 'ollama', [body.rstrip()]) == whole  # last line without newline
+
+
+def test_case_b12_responses_completed_arguments_win(core: SimpleNamespace) -> None:
+    case = load_case('B12')
+    payloads = case['input'][:3]  # up to function_call_arguments.done
+    result, _, errors = run(core, 'openai-responses', [sse_from_payloads(payloads)])
+    assert errors == []
+    want = case['expected']['tool_call_event_when_complete']
+    (call,) = result['tool_calls']
+    assert (call['id'], call['item_id'], call['name']) == (want['id'], 'fc_1', want['name'])
+    assert json.loads(call['arguments']) == want['arguments']
+    assert result['truncated'] is True  # no response.completed
+    whole, _, _ = run(core, 'openai-responses', [sse_from_payloads(case['input'])])
+    assert whole['tool_calls'] == result['tool_calls']
+
+
+def test_responses_done_replaces_fragments(core: SimpleNamespace) -> None:
+    payloads = [
+        {'type': 'response.output_item.added', 'output_index': 0, 'item': {'type': 'function_call', 'id': 'fc', 'call_id': 'c', 'name': 'f', 'arguments': ''}},
+        {'type': 'response.function_call_arguments.delta', 'output_index': 0, 'delta': '{"a":'},
+        {'type': 'response.function_call_arguments.done', 'output_index': 0, 'arguments': '{"a":2}'},
+        {'type': 'response.output_text.delta', 'delta': 'hi'},
+        {'type': 'response.reasoning_summary_text.delta', 'delta': 'think'},
+        {'type': 'response.incomplete', 'response': {'id': 'r', 'model': 'm', 'status': 'incomplete', 'usage': {'input_tokens': 1}}},
+    ]  # fmt: skip
+    result, _, _ = run(core, 'openai-responses', [sse_from_payloads(payloads)])
+    assert result['tool_calls'][0]['arguments'] == '{"a":2}'
+    assert (result['text'], result['reasoning']) == ('hi', 'think')
+    assert (result['finish_reason'], result['normalized_finish_reason']) == ('incomplete', 'length')
+    assert result['usage'] == {'input_tokens': 1}
+
+
+def test_case_b25_anthropic_interleaved_blocks(core: SimpleNamespace) -> None:
+    case = load_case('B25')
+    result, _, errors = run(core, 'anthropic', [sse_from_payloads(case['input'])])
+    assert errors == []
+    assert [(c['id'], c['name'], json.loads(c['arguments'])) for c in result['tool_calls']] == [
+        (c['id'], c['name'], c['arguments']) for c in case['expected']['tool_calls']
+    ]
+    assert result['finish_reason'] == case['expected']['finish_reason']
+    assert result['normalized_finish_reason'] == 'tool_calls'
+    assert result['usage'] == {'output_tokens': 30}
+
+
+def test_case_b27_anthropic_start_input_not_merged(core: SimpleNamespace) -> None:
+    case = load_case('B27')
+    result, _, _ = run(core, 'anthropic', [sse_from_payloads(case['input'])])
+    (call,) = result['tool_calls']
+    want = case['expected']['final']
+    assert (call['id'], call['name'], json.loads(call['arguments'])) == (want['id'], want['name'], want['arguments'])
+    assert call['arguments'] == '{"name": "Alice", "age": 30}'
+
+
+def test_anthropic_whole_input_and_usage_merge(core: SimpleNamespace) -> None:
+    payloads = [
+        {'type': 'message_start', 'message': {'id': 'msg', 'model': 'c', 'usage': {'input_tokens': 5, 'output_tokens': 1}}},
+        {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'tool_use', 'id': 't', 'name': 'f', 'input': {'x': 'ü'}}},
+        {'type': 'content_block_stop', 'index': 0},
+        {'type': 'content_block_start', 'index': 1, 'content_block': {'type': 'thinking', 'thinking': ''}},
+        {'type': 'content_block_delta', 'index': 1, 'delta': {'type': 'thinking_delta', 'thinking': 'hm'}},
+        {'type': 'content_block_delta', 'index': 1, 'delta': {'type': 'signature_delta', 'signature': 'SIG'}},
+        {'type': 'content_block_delta', 'index': 9, 'delta': {'type': 'text_delta', 'text': 'lost'}},
+        {'type': 'message_delta', 'delta': {'stop_reason': 'max_tokens'}, 'usage': {'output_tokens': 7, 'input_tokens': None}},
+        {'type': 'message_stop'},
+    ]  # fmt: skip
+    result, _, _ = run(core, 'anthropic', [sse_from_payloads(payloads)])
+    assert result['tool_calls'][0]['arguments'] == '{"x":"ü"}'
+    assert result['usage'] == {'input_tokens': 5, 'output_tokens': 7}
+    assert result['reasoning'] == 'hm' and result['text'] == ''
+    assert result['blocks'][1] == {'type': 'thinking', 'thinking': 'hm', 'signature': 'SIG'}
+    assert result['normalized_finish_reason'] == 'length'
+
+
+def test_anthropic_error_event_keeps_partial_result(core: SimpleNamespace) -> None:
+    body = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","model":"c"}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"par"}}\n\n'
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )  # fmt: skip
+    agg = core.StreamAggregator('anthropic')
+    with pytest.raises(ProviderStreamError) as info:
+        agg.feed(body)
+    assert str(info.value) == 'Overloaded'
+    assert len(info.value.chunks) == 3
+    result = agg.result()
+    assert (result['text'], result['truncated'], result['id']) == ('par', True, 'm1')
+    assert agg.error is not None and agg.error['data']['error']['type'] == 'overloaded_error'
+
+
+def test_gemini_partial_args_paths(core: SimpleNamespace) -> None:
+    def fc(body: dict[str, Any]) -> dict[str, Any]:
+        return {'candidates': [{'content': {'parts': [{'functionCall': body}]}}], 'responseId': 'R'}
+
+    payloads = [
+        fc({'name': 'f', 'willContinue': True}),
+        fc({'partialArgs': [{'jsonPath': '$.a.b', 'stringValue': 'he', 'willContinue': True}], 'willContinue': True}),
+        fc({'partialArgs': [{'jsonPath': '$.a.b', 'stringValue': 'llo'}], 'willContinue': True}),
+        fc({'partialArgs': [{'jsonPath': '$.list[0]', 'numberValue': 1}, {'jsonPath': '$.list[1]', 'boolValue': True}], 'willContinue': True}),
+        fc({'partialArgs': [{'jsonPath': '$.list[5]', 'numberValue': 9}, {'jsonPath': "$['odd key']", 'nullValue': None}], 'willContinue': True}),
+        fc({}),
+        fc({'partialArgs': [{'jsonPath': '$.late', 'stringValue': 'x'}]}),
+        {'candidates': [{'content': {'parts': [{'text': 'plan', 'thought': True}, {'text': 'ok'}]}, 'finishReason': 'MAX_TOKENS'}], 'usageMetadata': {'totalTokenCount': 3}},
+        {'candidates': [{'index': 1, 'content': {'parts': [{'text': 'other candidate'}]}}], 'usageMetadata': {'totalTokenCount': 4}},
+    ]  # fmt: skip
+    result, _, _ = run(core, 'gemini', [sse_from_payloads(payloads)])
+    (call,) = result['tool_calls']
+    assert json.loads(call['arguments']) == {'a': {'b': 'hello'}, 'list': [1, True], 'odd key': None}
+    assert (call['id'], call['thought_signature']) == ('R-call-0', None)
+    assert (result['text'], result['reasoning']) == ('ok', 'plan')
+    assert result['usage'] == {'totalTokenCount': 4}  # the last one, never a sum
+    assert (result['finish_reason'], result['normalized_finish_reason']) == ('MAX_TOKENS', 'length')
+
+
+OTHER_FORMATS = ['anthropic', 'openai-responses', 'gemini', 'ollama']
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fmt=st.sampled_from(OTHER_FORMATS),
+    pieces=st.lists(st.binary(max_size=60) | st.sampled_from([b'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use"}}\n\n', b'{"message":{"tool_calls":[{"function":{"arguments":[1]}}]},"done":true}\n', b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$[0]","stringValue":"x"}]}}]}}]}\n\n']), max_size=8),
+)  # fmt: skip
+def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes]) -> None:
+    got = [run(IMPLEMENTATIONS[name], fmt, pieces) for name in ('rust', 'reference')]
+    assert got[0] == got[1]
