@@ -10,6 +10,7 @@ import pytest
 from core_fixtures import IMPLEMENTATIONS, corpus_streams, load_case, load_stream, sse_from_payloads, stream_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from toolweave.chat.stream import aggregate_to_chat_response
 from toolweave.exceptions import ProviderStreamError, StreamFormatError
 
 STREAMS = [n for n in corpus_streams(None) if n not in corpus_streams('openai-chat')]
@@ -253,3 +254,42 @@ OTHER_FORMATS = ['anthropic', 'openai-responses', 'gemini', 'ollama']
 def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes]) -> None:
     got = [run(IMPLEMENTATIONS[name], fmt, pieces) for name in ('rust', 'reference')]
     assert got[0] == got[1]
+
+
+def test_chat_response_ollama_case_b05(core: SimpleNamespace) -> None:
+    case = load_case('B05')
+    result, _, _ = run(core, 'ollama', [ndjson(case['input'])])
+    response = aggregate_to_chat_response(result)
+    want = case['expected']
+    assert response.usage is not None
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (
+        want['usage']['input_tokens'],
+        want['usage']['output_tokens'],
+    )
+    assert response.usage.total_tokens == 29
+    (generation,) = response.generations
+    assert generation.finish_reason == 'tool_calls'
+    assert response.metadata['native_finish_reason'] == 'stop'
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in generation.output.tool_calls] == [
+        ('call-0', 'get_weather', {'city': 'Paris'})
+    ]
+
+
+@pytest.mark.parametrize(
+    ('prefix', 'usage'),
+    [('005', (1591, 175, 1766)), ('010', None), ('018', (249, 58, 490)), ('009', (255, 16, 271))],
+)
+def test_chat_response_from_corpus(prefix: str, usage: tuple[int, int, int] | None) -> None:
+    (name,) = [n for n in STREAMS if n.startswith(prefix)]
+    body, expected = load_stream(name)
+    result, _, _ = run(IMPLEMENTATIONS['rust'], stream_format(expected), [body])
+    response = aggregate_to_chat_response(result)
+    assert response.usage is not None and response.usage.native == expected['usage']
+    if usage is not None:
+        got = (response.usage.prompt_tokens, response.usage.completion_tokens, response.usage.total_tokens)
+        assert got == usage
+    (generation,) = response.generations
+    assert generation.finish_reason == 'tool_calls'
+    assert generation.output.metadata.get('reasoning') == expected['reasoning']
+    assert (response.id, response.model) == (expected['response_id'], expected['model'])
+    assert [c.name for c in generation.output.tool_calls] == [c['name'] for c in expected['tool_calls']]
