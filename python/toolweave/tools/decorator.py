@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from toolweave.tools.converter import ToolCallResultConverter
+from toolweave.tools.definition import ToolMetadata
 
 __all__ = ['ToolSpec', 'get_tool_spec', 'tool']
 
@@ -28,12 +29,16 @@ class ToolSpec:
         description: Tool description; ``None`` means the docstring (or the name split into words).
         return_direct: Return the result to the caller instead of the model.
         result_converter: Turns the return value into text; ``None`` means the default converter.
+        sequential: Run alone, never next to the turn's other calls (see ``ToolMetadata.sequential``).
+        timeout: Seconds one call may take before the model gets an error text instead.
     """
 
     name: str | None = None
     description: str | None = None
     return_direct: bool = False
     result_converter: ToolCallResultConverter | None = None
+    sequential: bool = False
+    timeout: float | None = None
 
 
 @overload
@@ -47,6 +52,8 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     result_converter: ToolCallResultConverter | None = None,
+    sequential: bool = False,
+    timeout: float | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -58,6 +65,8 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     result_converter: ToolCallResultConverter | None = None,
+    sequential: bool = False,
+    timeout: float | None = None,
 ) -> F | Callable[[F], F]:
     """Mark a function, method or async function as a tool; usable bare (``@tool``) or called (``@tool(...)``).
 
@@ -67,11 +76,17 @@ def tool(
         description: Tool description (default: the docstring, else the name split into words).
         return_direct: Hand the result straight to the caller (as Spring AI's ``returnDirect``).
         result_converter: Converts the return value to text (default ``DefaultToolCallResultConverter``).
+        sequential: Never run next to other calls of the same turn (e.g. a tool that writes shared state).
+        timeout: Seconds one call may take; on expiry the model gets an error text (beyond Spring).
 
     Returns:
         The function itself, marked.
+
+    Raises:
+        ValueError: ``timeout`` is not a positive number.
     """
-    spec = ToolSpec(name, description, return_direct, result_converter)
+    ToolMetadata(timeout=timeout)  # validates the timeout at decoration time
+    spec = ToolSpec(name, description, return_direct, result_converter, sequential, timeout)
 
     def mark(f: F) -> F:
         setattr(f, TOOL_ATTRIBUTE, spec)

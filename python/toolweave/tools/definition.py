@@ -37,6 +37,21 @@ class ToolMetadata:
 
     Attributes:
         return_direct: Hand the result to the caller instead of back to the model.
+        sequential: Run this tool alone: the calls before it in a turn finish before it starts and the
+            calls after it start once it has returned (beyond Spring, which runs every call in order).
+        timeout: Seconds the manager waits for one call; on expiry the model gets an error text
+            (``None``: no limit, or the manager's ``default_timeout``).
+
+    Raises:
+        ValueError: ``timeout`` is not a positive number.
     """
 
     return_direct: bool = False
+    sequential: bool = False
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or not self.timeout > 0
+        ):
+            raise ValueError(f'a tool timeout must be a positive number of seconds, got {self.timeout!r}')

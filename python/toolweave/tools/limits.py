@@ -120,6 +120,13 @@ class ToolCallCounter:
         """Count one call of ``tool``."""
         self._record(tool)
 
+    def copy(self) -> ToolCallCounter:
+        """An independent counter with the same counts (the manager keeps one per finished batch)."""
+        clone = ToolCallCounter(self._limits, ())
+        clone._counts = self._counts.copy()
+        clone._total = self._total
+        return clone
+
     def _record(self, tool: str) -> None:
         if tool not in self._limits.excluded:
             self._counts[tool] += 1

@@ -6,13 +6,27 @@ span (``execute_tool <name>``, GenAI conventions); the call; failures through th
 processor; ``None``-free response text. ``return_direct`` is folded with AND over the calls that ran
 (``False`` when none ran). The history returned is the prompt's messages + the assistant message +
 one ``ToolResponseMessage`` in tool-call order.
+
+Beyond Spring (as pydantic-ai and the OpenAI Agents SDK do), :meth:`DefaultToolCallingManager.aexecute_tool_calls`
+runs the calls of one turn concurrently: async tools as tasks on the running loop, sync tools in a
+worker thread pool, at most ``max_concurrency`` at a time, a ``sequential=True`` tool alone; the
+responses keep the call order. Every name is checked (limit, lookup) before any tool of the batch
+starts, so an unknown name runs nothing. A per-tool ``timeout`` turns a slow call into an error text
+for the model. Cancelling the caller cancels the running tools and returns only once they have
+stopped (a sync tool's thread cannot be interrupted: it is waited for). The blocking
+:meth:`DefaultToolCallingManager.execute_tool_calls` keeps Spring's one-after-another order in the
+caller's thread (a call with a timeout runs in a worker thread so the wait can be bounded).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,9 +37,10 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
+from toolweave.tools._concurrent import call_async, call_blocking
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
-from toolweave.tools.definition import ToolDefinition
+from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
 from toolweave.tools.provider import ToolCallbackResolver
@@ -35,6 +50,7 @@ __all__ = ['DefaultToolCallingManager', 'ToolCallingManager', 'ToolExecutionResu
 logger = logging.getLogger('toolweave.tools')
 RETURN_DIRECT_FINISH_REASON = 'returnDirect'
 _tracer = trace.get_tracer('toolweave')
+_COUNTER_CACHE_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,12 @@ class DefaultToolCallingManager:
         limits: Per-turn limits (default 40 per tool, 150 per turn, ``THROW``).
         resolution_fallback_enabled: Fall back to the resolver when a name is not in the request.
         record_content: Put arguments and results on the spans (opt-in, may contain personal data).
+        max_concurrency: At most this many calls of one turn run at once in the async path
+            (``None``: no limit beyond the 32 worker threads for sync tools).
+        default_timeout: Seconds a call may take when its tool sets no ``timeout`` (``None``: no limit).
+
+    Raises:
+        ValueError: ``max_concurrency`` is not a positive int, or ``default_timeout`` not a positive number.
     """
 
     def __init__(
@@ -102,7 +124,18 @@ class DefaultToolCallingManager:
         limits: ToolCallLimits | None = None,
         resolution_fallback_enabled: bool = False,
         record_content: bool = False,
+        max_concurrency: int | None = None,
+        default_timeout: float | None = None,
     ) -> None:
+        if max_concurrency is not None and (
+            not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1
+        ):
+            raise ValueError(f'max_concurrency must be a positive int or None, got {max_concurrency!r}')
+        ToolMetadata(timeout=default_timeout)  # same validation as a tool's own timeout
+        self.max_concurrency = max_concurrency
+        self.default_timeout = default_timeout
+        self._counters: OrderedDict[int, tuple[tuple[Message, ...], ToolCallCounter]] = OrderedDict()
+        self._counters_lock = threading.Lock()
         self.tool_callback_resolver = tool_callback_resolver
         self.exception_processor = exception_processor or DefaultToolExecutionExceptionProcessor()
         self.limits = limits or ToolCallLimits()
@@ -127,40 +160,100 @@ class DefaultToolCallingManager:
         return definitions
 
     def execute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
-        """Run the calls one after another, in order.
+        """Run the calls one after another, in order, in the caller's thread (Spring's order).
 
         Raises:
             ValueError: ``chat_response`` has no tool call.
-            LookupError: a tool name is unknown.
+            LookupError: a tool name is unknown (the calls before it have run).
             ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW``.
         """
         batch = _Batch(self, prompt, chat_response)
-        for call in batch.message.tool_calls:
-            callback = batch.prepare(call)
+        for index, call in enumerate(batch.message.tool_calls):
+            callback = batch.prepare(index, call)
             if callback is None:
                 continue
             with self._span(call, callback) as span:
                 try:
-                    text = callback.call(batch.arguments(call), batch.context)
+                    text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
                 except ToolExecutionError as error:
                     text = self._process(error, span)
-            batch.record(call, callback, text, span)
+            batch.record(index, call, callback, text, span)
         return batch.result()
 
     async def aexecute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
-        """Async :meth:`execute_tool_calls`: same rules, awaiting each tool's ``acall``."""
+        """Run the calls concurrently (see the module docstring); responses in call order.
+
+        Raises:
+            ValueError: ``chat_response`` has no tool call.
+            LookupError: a tool name is unknown (checked before any tool of the batch runs).
+            ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW``; the
+                calls before the breaching one have run and their responses are attached.
+        """
         batch = _Batch(self, prompt, chat_response)
-        for call in batch.message.tool_calls:
-            callback = batch.prepare(call)
-            if callback is None:
-                continue
+        planned: list[tuple[int, ToolCall, ToolCallback]] = []
+        breach: ToolCallLimitExceededError | None = None
+        for index, call in enumerate(batch.message.tool_calls):
+            try:
+                callback = batch.prepare(index, call)
+            except ToolCallLimitExceededError as error:
+                breach = error
+                break
+            if callback is not None:
+                planned.append((index, call, callback))
+        semaphore = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
+        for group in _groups(planned):
+            await self._run_group(batch, group, semaphore)
+        if breach is not None:
+            raise ToolCallLimitExceededError(str(breach), breach.tool_name, batch.responses())
+        return batch.result()
+
+    async def _run_group(
+        self, batch: _Batch, group: list[tuple[int, ToolCall, ToolCallback]], semaphore: asyncio.Semaphore | None
+    ) -> None:
+        if len(group) == 1:
+            await self._run_one(batch, *group[0], semaphore)
+            return
+        tasks = [asyncio.ensure_future(self._run_one(batch, *item, semaphore)) for item in group]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await _settle(tasks)
+            raise
+
+    async def _run_one(
+        self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
+    ) -> None:
+        async with _limited(semaphore):
             with self._span(call, callback) as span:
                 try:
-                    text = await callback.acall(batch.arguments(call), batch.context)
+                    text = await call_async(callback, batch.arguments(call), batch.context, self._timeout(callback))
                 except ToolExecutionError as error:
                     text = self._process(error, span)
-            batch.record(call, callback, text, span)
-        return batch.result()
+            batch.record(index, call, callback, text, span)
+
+    def _timeout(self, callback: ToolCallback) -> float | None:
+        timeout = getattr(callback.tool_metadata, 'timeout', None)
+        return timeout if timeout is not None else self.default_timeout
+
+    def _counter_for(self, history: tuple[Message, ...]) -> ToolCallCounter:
+        """The counter after ``history``: reused from the previous round when it is that round's history.
+
+        The tool loop passes each round's returned history back unchanged, so the count continues
+        from the last batch instead of rescanning the turn (which made long loops slower per round).
+        """
+        with self._counters_lock:
+            entry = self._counters.pop(id(history), None)
+        if entry is not None and entry[0] is history:
+            return entry[1]
+        return ToolCallCounter(self.limits, history)
+
+    def _remember(self, history: tuple[Message, ...], counter: ToolCallCounter) -> None:
+        with self._counters_lock:
+            self._counters[id(history)] = (history, counter)
+            while len(self._counters) > _COUNTER_CACHE_SIZE:
+                self._counters.popitem(last=False)
 
     def find(self, options: ChatOptions | None, name: str) -> ToolCallback:
         """The tool called ``name``: the request's first, then the resolver if fallback is enabled.
@@ -205,24 +298,25 @@ class DefaultToolCallingManager:
 
 
 class _Batch:
-    """State of one batch: counter, responses, return_direct fold."""
+    """State of one batch: counter, responses by call index, return_direct fold."""
 
     def __init__(self, manager: DefaultToolCallingManager, prompt: Prompt, chat_response: ChatResponse) -> None:
         self.manager = manager
         self.prompt = prompt
         self.message = _first_tool_call_message(chat_response)
-        self.counter = ToolCallCounter(manager.limits, prompt.messages)
-        self.responses: list[ToolResponse] = []
+        self.start = manager._counter_for(prompt.messages)
+        self.counter = self.start.copy()
+        self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
         self.return_direct: bool | None = None
         self.context = _tool_context(prompt, self.message)
 
-    def prepare(self, call: ToolCall) -> ToolCallback | None:
+    def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
         """Limit check then lookup; ``None`` when the call was answered with a breach text."""
         breach = self.counter.breach(call.name)
         if breach is not None:
             if self.manager.limits.behavior is ToolCallLimitBehavior.THROW:
-                raise ToolCallLimitExceededError(breach, call.name, self.responses)
-            self.responses.append(ToolResponse(call.id, call.name, breach))
+                raise ToolCallLimitExceededError(breach, call.name, self.responses())
+            self.slots[index] = ToolResponse(call.id, call.name, breach)
             return None
         callback = self.manager.find(self.prompt.options, call.name)
         self.counter.record(call.name)
@@ -236,19 +330,61 @@ class _Batch:
         logger.debug("Tool call '%s' (%s) has empty arguments; using {}", call.name, call.id)
         return '{}'
 
-    def record(self, call: ToolCall, callback: ToolCallback, text: str | None, span: trace.Span) -> None:
-        """Add the response and fold ``return_direct`` with AND."""
+    def record(self, index: int, call: ToolCall, callback: ToolCallback, text: str | None, span: trace.Span) -> None:
+        """Store the response at the call's position and fold ``return_direct`` with AND."""
         response_text = text if text is not None else ''
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
         direct = callback.tool_metadata.return_direct
         self.return_direct = direct if self.return_direct is None else self.return_direct and direct
-        self.responses.append(ToolResponse(call.id, call.name, response_text))
+        self.slots[index] = ToolResponse(call.id, call.name, response_text)
+
+    def responses(self) -> list[ToolResponse]:
+        """The responses so far, in call order."""
+        return [r for r in self.slots if r is not None]
 
     def result(self) -> ToolExecutionResult:
-        """History + return_direct."""
-        history = (*self.prompt.messages, self.message, ToolResponseMessage(tuple(self.responses)))
+        """History + return_direct; the counter of the new history is kept for the next round."""
+        responses = tuple(self.responses())
+        history = (*self.prompt.messages, self.message, ToolResponseMessage(responses))
+        after = self.start.copy()
+        for response in responses:  # as a fresh count of ``history`` would see it
+            after.record(response.name)
+        self.manager._remember(history, after)
         return ToolExecutionResult(history, bool(self.return_direct))
+
+
+def _groups(planned: list[tuple[int, ToolCall, ToolCallback]]) -> list[list[tuple[int, ToolCall, ToolCallback]]]:
+    """Consecutive calls that may overlap; a ``sequential`` tool forms a group of its own."""
+    groups: list[list[tuple[int, ToolCall, ToolCallback]]] = []
+    current: list[tuple[int, ToolCall, ToolCallback]] = []
+    for item in planned:
+        if getattr(item[2].tool_metadata, 'sequential', False):
+            if current:
+                groups.append(current)
+                current = []
+            groups.append([item])
+        else:
+            current.append(item)
+    if current:
+        groups.append(current)
+    return groups
+
+
+@asynccontextmanager
+async def _limited(semaphore: asyncio.Semaphore | None) -> AsyncIterator[None]:
+    if semaphore is None:
+        yield
+        return
+    async with semaphore:
+        yield
+
+
+async def _settle(tasks: Sequence[asyncio.Future[None]]) -> None:
+    """Wait until every (cancelled) task has finished, even when cancelled again meanwhile."""
+    while not all(task.done() for task in tasks):
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
 
 
 def _first_tool_call_message(chat_response: ChatResponse) -> AssistantMessage:

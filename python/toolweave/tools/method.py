@@ -81,7 +81,7 @@ class MethodToolCallback:
         text = description or (spec.description if spec else None) or self._schema.summary
         self._definition = ToolDefinition(tool_name, text or name_to_description(tool_name), self._schema.input_schema)
         direct = return_direct if return_direct is not None else bool(spec and spec.return_direct)
-        self._metadata = ToolMetadata(return_direct=direct)
+        self._metadata = ToolMetadata(direct, bool(spec and spec.sequential), spec.timeout if spec else None)
         converter = result_converter or (spec.result_converter if spec else None)
         self._converter: ToolCallResultConverter = converter or DefaultToolCallResultConverter()
 
