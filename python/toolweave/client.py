@@ -3,9 +3,13 @@
 >>> client = ChatClient.builder(model).default_system('Be brief.').build()      # doctest: +SKIP
 >>> client.prompt().user('Weather in Paris?').tools(get_weather).call().content() # doctest: +SKIP
 
-A ``ToolCallingAdvisor`` is registered automatically unless one is already there or
-``disable_tool_calling_advisor()`` was called; at most one is allowed. The terminal model advisors
-sit at ``LOWEST_PRECEDENCE``.
+Rules (Spring AI ``DefaultChatClient``): a ``ToolCallingAdvisor`` is registered automatically unless
+one is already there or ``tool_calling_advisor_auto_register(False)`` (alias
+``disable_tool_calling_advisor()``) was called; more than one raises ``ValueError`` listing them with
+their orders; when a memory advisor sits below the tool advisor (higher order, inside the loop), the
+tool advisor's own conversation history is turned off for that request, since the memory rebuilds
+it. Per-request settings never change the builder's defaults. The terminal model advisors sit at
+``LOWEST_PRECEDENCE``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
 from toolweave.advisors.chain import DefaultAroundAdvisorChain
+from toolweave.advisors.memory import BaseChatMemoryAdvisor
 from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
 from toolweave.chat.messages import Message, SystemMessage, UserMessage
@@ -101,10 +106,17 @@ class ChatClientBuilder:
         self._defaults = replace(self._defaults, tool_calling_advisor=advisor)
         return self
 
-    def disable_tool_calling_advisor(self) -> ChatClientBuilder:
-        """Do not register a ``ToolCallingAdvisor`` automatically (tool calls then reach the caller)."""
-        self._defaults = replace(self._defaults, auto_tool_advisor=False)
+    def tool_calling_advisor_auto_register(self, enabled: bool = True) -> ChatClientBuilder:
+        """Whether a ``ToolCallingAdvisor`` is added to requests that have none (default ``True``).
+
+        With ``False`` tool calls reach the caller unless a request adds its own tool advisor.
+        """
+        self._defaults = replace(self._defaults, auto_tool_advisor=bool(enabled))
         return self
+
+    def disable_tool_calling_advisor(self) -> ChatClientBuilder:
+        """Same as ``tool_calling_advisor_auto_register(False)``."""
+        return self.tool_calling_advisor_auto_register(False)
 
     def build(self) -> ChatClient:
         """The client."""
@@ -155,9 +167,19 @@ class ChatClientRequestSpec:
         self._options = options
         return self
 
-    def advisors(self, *advisors: Advisor) -> ChatClientRequestSpec:
-        """Add advisors for this request."""
+    def advisors(self, *advisors: Advisor, **params: Any) -> ChatClientRequestSpec:
+        """Add advisors and advisor parameters for this request.
+
+        >>> spec.advisors(MessageChatMemoryAdvisor(memory), chat_memory_conversation_id='user-42')  # doctest: +SKIP
+
+        Raises:
+            TypeError: an argument is not an ``Advisor``.
+        """
+        for advisor in advisors:
+            if not isinstance(advisor, Advisor):
+                raise TypeError(f'advisors() takes Advisor instances, got {type(advisor).__name__}')
         self._advisors.extend(advisors)
+        self._advisor_params.update(params)
         return self
 
     def advisor_param(self, key: str, value: Any) -> ChatClientRequestSpec:
@@ -200,12 +222,22 @@ class ChatClientRequestSpec:
         advisors = list(self._advisors)
         tool_advisors = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
         if len(tool_advisors) > 1:
-            names = ', '.join(a.name for a in tool_advisors)
+            names = ', '.join(f'{a.name} (order {a.order})' for a in tool_advisors)
             raise ValueError(f'Only one ToolCallingAdvisor is allowed on a chain, found {len(tool_advisors)}: {names}')
         if not tool_advisors and self._defaults.auto_tool_advisor:
             template = self._defaults.tool_calling_advisor or ToolCallingAdvisor()
             advisors.append(template.copy())
+        for index, advisor in enumerate(advisors):
+            if isinstance(advisor, ToolCallingAdvisor) and _memory_below(advisor, advisors):
+                advisors[index] = advisor.copy(conversation_history_enabled=False)
         return advisors
+
+
+def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> bool:
+    """Whether a memory advisor runs inside the tool loop (so the tool advisor's own history must go)."""
+    if not tool_advisor.conversation_history_enabled:
+        return False
+    return any(isinstance(a, BaseChatMemoryAdvisor) and a.order > tool_advisor.order for a in advisors)
 
 
 def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:

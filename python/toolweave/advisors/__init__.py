@@ -18,16 +18,25 @@ from toolweave.advisors.eligibility import (
     StrictToolExecutionEligibilityChecker,
     ToolExecutionEligibilityChecker,
 )
+from toolweave.advisors.memory import BaseChatMemoryAdvisor, MessageChatMemoryAdvisor
 from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
-from toolweave.advisors.tool_calling import TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON, ToolCallingAdvisor
+from toolweave.advisors.tool_calling import (
+    MAX_ROUNDS_FINISH_REASON,
+    REPEATED_TOOL_CALL_FINISH_REASON,
+    TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
+    ToolCallingAdvisor,
+)
 from toolweave.advisors.usage import UsageAccumulator
 
 __all__ = [
     'HIGHEST_PRECEDENCE',
     'LOWEST_PRECEDENCE',
+    'MAX_ROUNDS_FINISH_REASON',
+    'REPEATED_TOOL_CALL_FINISH_REASON',
     'TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON',
     'Advisor',
     'BaseAdvisor',
+    'BaseChatMemoryAdvisor',
     'CallAdvisor',
     'CallAdvisorChain',
     'ChatClientRequest',
@@ -36,6 +45,7 @@ __all__ = [
     'ChatModelStreamAdvisor',
     'DefaultAroundAdvisorChain',
     'DefaultToolExecutionEligibilityChecker',
+    'MessageChatMemoryAdvisor',
     'StreamAdvisor',
     'StreamAdvisorChain',
     'StrictToolExecutionEligibilityChecker',

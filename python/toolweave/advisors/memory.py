@@ -1,0 +1,122 @@
+"""``MessageChatMemoryAdvisor``: conversation memory on the advisor chain (Spring AI ``MessageChatMemoryAdvisor``).
+
+Before the call it prepends the remembered messages of the conversation (id from the request's
+advisor parameter ``chat_memory_conversation_id``, else its default) and stores the request's last
+message when it is a user message or tool responses; after the call it stores the answer.
+
+Where it sits decides what it remembers. Outside the tool loop (the default order
+``HIGHEST_PRECEDENCE + 200``, below the tool advisor's ``+ 300``) it runs once per request: history
+loaded once, only the user message and the final answer stored. Inside the loop (an order above the
+tool advisor's) it runs every round and stores every round's messages, tool calls and tool
+responses included; the ``ChatClient`` then turns the tool advisor's own history off, since the
+memory rebuilds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from toolweave.advisors.api import (
+    HIGHEST_PRECEDENCE,
+    CallAdvisor,
+    CallAdvisorChain,
+    ChatClientRequest,
+    ChatClientResponse,
+    StreamAdvisor,
+    StreamAdvisorChain,
+)
+from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
+from toolweave.chat.stream import ChatResponseAggregator
+from toolweave.memory.base import CONVERSATION_ID, DEFAULT_CONVERSATION_ID, ChatMemory, check_conversation_id
+
+__all__ = ['BaseChatMemoryAdvisor', 'MessageChatMemoryAdvisor']
+
+
+class BaseChatMemoryAdvisor(CallAdvisor, StreamAdvisor):
+    """Marker base of memory advisors: the ``ChatClient`` disables the tool advisor's history when one sits below it."""
+
+    DEFAULT_ORDER = HIGHEST_PRECEDENCE + 200
+
+
+class MessageChatMemoryAdvisor(BaseChatMemoryAdvisor):
+    """Keeps a conversation in a :class:`~toolweave.memory.ChatMemory`.
+
+    Args:
+        chat_memory: The memory (e.g. ``MessageWindowChatMemory(SqliteChatMemoryRepository('chat.db'))``).
+        order: Chain position (default ``HIGHEST_PRECEDENCE + 200``: outside the tool loop).
+        conversation_id: Used when the request has no ``chat_memory_conversation_id`` parameter.
+
+    Raises:
+        ValueError: ``conversation_id`` is empty; or, per request, the parameter is empty.
+    """
+
+    def __init__(
+        self,
+        chat_memory: ChatMemory,
+        *,
+        order: int = BaseChatMemoryAdvisor.DEFAULT_ORDER,
+        conversation_id: str = DEFAULT_CONVERSATION_ID,
+    ) -> None:
+        self.chat_memory = chat_memory
+        self._order = order
+        self.default_conversation_id = check_conversation_id(conversation_id)
+
+    @property
+    def order(self) -> int:
+        """Chain position."""
+        return self._order
+
+    def conversation_id(self, request: ChatClientRequest) -> str:
+        """The request's ``chat_memory_conversation_id`` parameter, else the default."""
+        return check_conversation_id(request.context.get(CONVERSATION_ID, self.default_conversation_id))
+
+    def before(self, request: ChatClientRequest, conversation_id: str) -> ChatClientRequest:
+        """Prepend the history (system messages of the request first) and store the request's last message."""
+        instructions = request.prompt.messages
+        history = self.chat_memory.get(conversation_id)
+        systems = [m for m in instructions if isinstance(m, SystemMessage)]
+        if systems:
+            history = [m for m in history if not isinstance(m, SystemMessage)]
+        rest = [m for m in instructions if not isinstance(m, SystemMessage)]
+        if instructions and isinstance(instructions[-1], (UserMessage, ToolResponseMessage)):
+            self.chat_memory.add(conversation_id, [instructions[-1]])
+        return request.with_prompt(request.prompt.with_messages([*systems, *history, *rest]))
+
+    def after(self, response: ChatClientResponse, conversation_id: str) -> ChatClientResponse:
+        """Store the answer's messages (every generation)."""
+        if response.chat_response is not None:
+            self._store(conversation_id, [g.output for g in response.chat_response.generations])
+        return response
+
+    def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """Load, call, store."""
+        conversation_id = self.conversation_id(request)
+        return self.after(chain.next_call(self.before(request, conversation_id)), conversation_id)
+
+    async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """Async load, call, store (the memory's own calls are blocking and short)."""
+        conversation_id = self.conversation_id(request)
+        return self.after(await chain.anext_call(self.before(request, conversation_id)), conversation_id)
+
+    async def advise_stream(
+        self, request: ChatClientRequest, chain: StreamAdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        """Forward every chunk; store the aggregated answer when the stream ends."""
+        conversation_id = self.conversation_id(request)
+        aggregator = ChatResponseAggregator()
+        whole: list[Message] = []
+        async for response in chain.next_stream(self.before(request, conversation_id)):
+            chat = response.chat_response
+            if chat is not None and len(chat.generations) > 1:
+                whole.extend(g.output for g in chat.generations)  # return_direct results arrive whole
+            elif chat is not None:
+                aggregator.add(chat)
+            yield response
+        result = aggregator.result().result
+        streamed = [result.output] if result is not None else []
+        self._store(conversation_id, [*streamed, *whole])
+
+    def _store(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        kept = [m for m in messages if not (isinstance(m, AssistantMessage) and not m.content and not m.tool_calls)]
+        if kept:
+            self.chat_memory.add(conversation_id, kept)

@@ -1,0 +1,28 @@
+"""Chat memory: conversations kept between requests (Spring AI ``ChatMemory`` and its repositories).
+
+``MessageWindowChatMemory`` keeps the last ``max_messages`` messages of each conversation in a
+``ChatMemoryRepository``: :class:`InMemoryChatMemoryRepository`, :class:`SqliteChatMemoryRepository`
+(standard-library ``sqlite3``) or :class:`RedisChatMemoryRepository` (redis-py, imported lazily).
+Every repository stores every message type losslessly, tool calls and tool responses included.
+The advisor that puts memory on the chain is :class:`toolweave.advisors.MessageChatMemoryAdvisor`.
+"""
+
+from toolweave.memory.base import CONVERSATION_ID, DEFAULT_CONVERSATION_ID, ChatMemory, ChatMemoryRepository
+from toolweave.memory.in_memory import InMemoryChatMemoryRepository
+from toolweave.memory.redis import RedisChatMemoryRepository
+from toolweave.memory.serialization import message_from_dict, message_to_dict
+from toolweave.memory.sqlite import SqliteChatMemoryRepository
+from toolweave.memory.window import MessageWindowChatMemory
+
+__all__ = [
+    'CONVERSATION_ID',
+    'DEFAULT_CONVERSATION_ID',
+    'ChatMemory',
+    'ChatMemoryRepository',
+    'InMemoryChatMemoryRepository',
+    'MessageWindowChatMemory',
+    'RedisChatMemoryRepository',
+    'SqliteChatMemoryRepository',
+    'message_from_dict',
+    'message_to_dict',
+]
