@@ -147,9 +147,19 @@ def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round():
     assert response.content() == 'pong received'
     assert template.conversation_history_enabled is True  # the builder's template is untouched
     second = model.prompts[1].messages
-    assert [type(m).__name__ for m in second] == ['SystemMessage', 'UserMessage', 'AssistantMessage', 'ToolResponseMessage']
+    assert [type(m).__name__ for m in second] == [
+        'SystemMessage',
+        'UserMessage',
+        'AssistantMessage',
+        'ToolResponseMessage',
+    ]
     stored = memory.get('u1')
-    assert [type(m).__name__ for m in stored] == ['UserMessage', 'AssistantMessage', 'ToolResponseMessage', 'AssistantMessage']
+    assert [type(m).__name__ for m in stored] == [
+        'UserMessage',
+        'AssistantMessage',
+        'ToolResponseMessage',
+        'AssistantMessage',
+    ]
     assert stored[1].tool_calls[0].id == 'c1' and stored[2].responses[0].response_data == 'pong 7'
     assert memory.get('default') == []
 

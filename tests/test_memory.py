@@ -34,7 +34,11 @@ MESSAGES = {
     ),
     'assistant_text_and_calls': AssistantMessage('Let me check.', (ToolCall('c9', 'function', 'x', '{}'),)),
     'tool_responses': ToolResponseMessage(
-        (ToolResponse('call_1', 'get_weather', '18 C'), ToolResponse('call_2', 'now', ''), ToolResponse('call_3', 'broken', 'Invalid arguments')),
+        (
+            ToolResponse('call_1', 'get_weather', '18 C'),
+            ToolResponse('call_2', 'now', ''),
+            ToolResponse('call_3', 'broken', 'Invalid arguments'),
+        ),
         {'elapsed_ms': 12},
     ),
 }
@@ -178,12 +182,12 @@ def test_sqlite_is_safe_under_threads(tmp_path):
         memory = MessageWindowChatMemory(repo, max_messages=1000)
         errors = []
 
-        def worker(n: int, memory=memory) -> None:
+        def worker(n: int, memory=memory, errors=errors) -> None:
             try:
                 for i in range(25):
                     memory.add(f'c{n}', [UserMessage(f'{n}-{i}')])
                     memory.get(f'c{n}')
-            except Exception as exc:  # pragma: no cover - reported below
+            except Exception as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
