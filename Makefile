@@ -8,7 +8,7 @@ STAMP := $(VENV)/.toolweave-deps
 BUILT := $(VENV)/.toolweave-built
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
-.PHONY: help demo test bench lint build clean
+.PHONY: help demo test bench lint build clean redis-server
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
@@ -33,7 +33,13 @@ build: $(BUILT)
 demo: $(BUILT)
 	$(VENV)/bin/toolweave demo
 
-test: $(BUILT)
+# The Redis memory tests need a redis-server binary; install Debian's when missing and we can (root, as in CI).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
+		|| echo 'redis-server unavailable: the Redis memory tests will be skipped'
+
+test: $(BUILT) redis-server
 	$(PY) -m pytest -q
 
 bench: $(BUILT)
