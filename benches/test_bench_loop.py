@@ -1,0 +1,251 @@
+"""Framework overhead per tool round: toolweave vs pydantic-ai vs the OpenAI Agents SDK vs LangChain.
+
+Same workload everywhere: a fake model that asks for three trivial tools per round for five
+rounds, then answers; no network, no real model, so what is measured is each framework's own
+loop (message building, tool lookup, argument validation, execution, result handling). Peers
+missing from the environment (``pip install 'toolweave[bench]'``) are skipped. Never asserts timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from toolweave import ChatClient, tool
+from toolweave.providers import ScriptedChatModel
+
+ROUNDS = 5
+TOOLS = ('add', 'mul', 'neg')
+
+
+def _args(round_no: int, k: int) -> dict[str, int]:
+    return {'a': round_no, 'b': k}
+
+
+# -- toolweave ----------------------------------------------------------------------------------
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+@tool
+def mul(a: int, b: int) -> int:
+    """Multiply."""
+    return a * b
+
+
+@tool
+def neg(a: int, b: int) -> int:
+    """Negate the sum."""
+    return -(a + b)
+
+
+def _toolweave_script() -> list[Any]:
+    steps = [
+        ScriptedChatModel.tool_call_response(TOOLS[0], _args(r, 0), more=[(TOOLS[k], _args(r, k)) for k in (1, 2)])
+        for r in range(ROUNDS)
+    ]
+    return [*steps, ScriptedChatModel.text_response('done')]
+
+
+async def run_toolweave() -> str:
+    model = ScriptedChatModel(_toolweave_script())
+    response = await ChatClient.create(model).prompt('go').tools(add, mul, neg).acall()
+    return response.content()
+
+
+def run_toolweave_blocking() -> str:
+    model = ScriptedChatModel(_toolweave_script())
+    return ChatClient.create(model).prompt('go').tools(add, mul, neg).call().content()
+
+
+# -- pydantic-ai --------------------------------------------------------------------------------
+
+
+def _pydantic_ai() -> Callable[[], Awaitable[str]] | None:
+    try:
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+        from pydantic_ai.models.function import FunctionModel
+    except ImportError:
+        return None
+
+    def respond(messages: list[Any], info: Any) -> Any:
+        round_no = sum(1 for m in messages if isinstance(m, ModelResponse))
+        if round_no >= ROUNDS:
+            return ModelResponse(parts=[TextPart('done')])
+        return ModelResponse(parts=[ToolCallPart(TOOLS[k], _args(round_no, k), f'c{round_no}{k}') for k in range(3)])
+
+    agent = Agent(FunctionModel(respond))
+    for fn in (add, mul, neg):
+        agent.tool_plain(fn)
+
+    async def run() -> str:
+        result = await agent.run('go')
+        return str(result.output)
+
+    return run
+
+
+# -- OpenAI Agents SDK --------------------------------------------------------------------------
+
+
+def _openai_agents() -> Callable[[], Awaitable[str]] | None:
+    try:
+        from agents import Agent, Runner, function_tool, set_tracing_disabled
+        from agents.items import ModelResponse
+        from agents.models.interface import Model
+        from agents.usage import Usage
+        from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+    except ImportError:
+        return None
+    set_tracing_disabled(True)
+
+    class FakeModel(Model):
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            round_no, self.calls = self.calls, self.calls + 1
+            if round_no >= ROUNDS:
+                text = ResponseOutputText(type='output_text', text='done', annotations=[])
+                message = ResponseOutputMessage(
+                    id='m', type='message', role='assistant', status='completed', content=[text]
+                )
+                return ModelResponse(output=[message], usage=Usage(), response_id=None)
+            output = [
+                ResponseFunctionToolCall(
+                    type='function_call',
+                    call_id=f'c{round_no}{k}',
+                    name=TOOLS[k],
+                    arguments=json.dumps(_args(round_no, k)),
+                    id=f'f{round_no}{k}',
+                )
+                for k in range(3)
+            ]
+            return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - not benchmarked
+            raise NotImplementedError
+
+    tools = [function_tool(fn.__wrapped__ if hasattr(fn, '__wrapped__') else fn) for fn in (add, mul, neg)]
+
+    async def run() -> str:
+        agent = Agent(name='bench', model=FakeModel(), tools=tools)
+        result = await Runner.run(agent, 'go', max_turns=ROUNDS + 2)
+        return str(result.final_output)
+
+    return run
+
+
+# -- LangChain ----------------------------------------------------------------------------------
+
+
+def _langchain() -> Callable[[], Awaitable[str]] | None:
+    try:
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage, HumanMessage
+        from langchain_core.tools import tool as lc_tool
+    except ImportError:
+        return None
+
+    class FakeToolModel(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    def script() -> list[Any]:
+        turns: list[Any] = [
+            AIMessage(
+                '',
+                tool_calls=[
+                    {'name': TOOLS[k], 'args': _args(r, k), 'id': f'c{r}{k}', 'type': 'tool_call'} for k in range(3)
+                ],
+            )
+            for r in range(ROUNDS)
+        ]
+        return [*turns, AIMessage('done')]
+
+    tools = {fn.__name__: lc_tool(fn) for fn in (add, mul, neg)}
+
+    async def run() -> str:
+        model = FakeToolModel(messages=iter(script())).bind_tools(list(tools.values()))
+        messages: list[Any] = [HumanMessage('go')]
+        while True:
+            reply = await model.ainvoke(messages)
+            messages.append(reply)
+            if not reply.tool_calls:
+                return str(reply.content)
+            for call in reply.tool_calls:
+                messages.append(await tools[call['name']].ainvoke(call))
+
+    return run
+
+
+PEERS: dict[str, Callable[[], Awaitable[str]] | None] = {
+    'toolweave': run_toolweave,
+    'pydantic-ai': _pydantic_ai(),
+    'openai-agents': _openai_agents(),
+    'langchain': _langchain(),
+}
+AVAILABLE = {name: fn for name, fn in PEERS.items() if fn is not None}
+
+
+def _time_async(fn: Callable[[], Awaitable[str]], repeat: int = 5, number: int = 40) -> float:
+    async def measure() -> float:
+        best = float('inf')
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                await fn()
+            best = min(best, (time.perf_counter() - start) / number)
+        return best
+
+    return asyncio.run(measure())
+
+
+def test_every_framework_runs_the_same_loop() -> None:
+    for name, fn in AVAILABLE.items():
+        assert asyncio.run(fn()) == 'done', name
+    assert run_toolweave_blocking() == 'done'
+
+
+@pytest.mark.benchmark(group='tool-loop-5-rounds-x-3-tools')
+@pytest.mark.parametrize('name', list(AVAILABLE))
+def test_bench_loop(benchmark: Any, name: str) -> None:
+    fn = AVAILABLE[name]
+    loop = asyncio.new_event_loop()
+    try:
+        benchmark(lambda: loop.run_until_complete(fn()))
+    finally:
+        loop.close()
+
+
+def test_loop_overhead_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    times = {name: _time_async(fn) / ROUNDS for name, fn in AVAILABLE.items()}
+    start = time.perf_counter()
+    for _ in range(40):
+        run_toolweave_blocking()
+    blocking = (time.perf_counter() - start) / 40 / ROUNDS
+    peers = {k: v for k, v in times.items() if k != 'toolweave'}
+    with capsys.disabled():
+        print(
+            f'\n[tool loop: {ROUNDS} rounds x 3 tools, per round] '
+            + ', '.join(f'{k}: {v * 1e6:.0f} us' for k, v in times.items())
+            + f', toolweave blocking: {blocking * 1e6:.0f} us'
+        )
+        if peers:
+            fastest = min(peers, key=peers.__getitem__)
+            print(
+                f'toolweave (async) vs fastest peer ({fastest}): {peers[fastest] / times["toolweave"]:.2f}x faster; '
+                + ', '.join(f'vs {k}: {v / times["toolweave"]:.2f}x' for k, v in peers.items())
+            )
+        missing = sorted(set(PEERS) - set(AVAILABLE))
+        if missing:
+            print('skipped (not installed):', ', '.join(missing))
