@@ -5,7 +5,13 @@ import importlib
 
 import pytest
 
-MODULES = ['toolweave.tools.method', 'toolweave.tools.limits']
+MODULES = [
+    'toolweave.tools.method',
+    'toolweave.tools.limits',
+    'toolweave.memory.window',
+    'toolweave.memory.sqlite',
+    'toolweave.memory.serialization',
+]
 
 
 @pytest.mark.parametrize('name', MODULES)
