@@ -137,14 +137,14 @@ def test_two_tool_advisors_error_lists_names_and_orders():
     )
 
 
-def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round():
+@pytest.mark.parametrize('mode', MODES)
+def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round(mode):
     model = ScriptedChatModel([S.tool_call_response('ping', {'n': 7}, 'c1'), S.text_response('pong received')])
     template = ToolCallingAdvisor()
     memory = MessageWindowChatMemory()
     inner_memory = MessageChatMemoryAdvisor(memory, order=ToolCallingAdvisor.DEFAULT_ORDER + 1)
     client = ChatClient.builder(model).default_system('sys').tool_calling_advisor(template).build()
-    response = client.prompt('go').tools(ping).advisors(inner_memory, chat_memory_conversation_id='u1').call()
-    assert response.content() == 'pong received'
+    final(client.prompt('go').tools(ping).advisors(inner_memory, chat_memory_conversation_id='u1'), mode)
     assert template.conversation_history_enabled is True  # the builder's template is untouched
     second = model.prompts[1].messages
     assert [type(m).__name__ for m in second] == [
@@ -251,3 +251,60 @@ def test_one_span_per_round_parents_the_tool_spans(spans, mode):
     assert by_call['c3'].parent.span_id == rounds[2].context.span_id
     other_span = next(s for s in tools if s.name == 'execute_tool other')
     assert other_span.parent.span_id == rounds[1].context.span_id
+
+
+@pytest.mark.parametrize('mode', MODES)
+def test_client_runs_one_turns_tools_concurrently_in_async_paths(mode):
+    import threading
+
+    barrier = threading.Barrier(3)
+    # with call() the three calls run one after another, so a barrier of 3 would break: only async paths
+    if mode == 'call':
+        barrier = threading.Barrier(1)
+
+    @tool
+    def wait_a(n: int) -> str:
+        barrier.wait(10)
+        return f'a{n}'
+
+    @tool
+    def wait_b(n: int) -> str:
+        barrier.wait(10)
+        return f'b{n}'
+
+    model = ScriptedChatModel(
+        [
+            S.tool_call_response('wait_a', {'n': 1}, more=[('wait_b', {'n': 2}), ('wait_a', {'n': 3})]),
+            S.text_response('ok'),
+        ]
+    )
+    final(ChatClient.create(model).prompt('go').tools(wait_a, wait_b), mode)
+    responses = model.prompts[1].messages[-1].responses
+    assert [r.response_data for r in responses] == ['a1', 'b2', 'a3']
+
+
+def test_cancelling_acall_cancels_running_tools():
+    state = []
+
+    @tool
+    async def forever(n: int) -> str:
+        state.append('started')
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            state.append('cancelled')
+            raise
+        return 'never'
+
+    async def run():
+        model = ScriptedChatModel([S.tool_call_response('forever', {'n': 1})])
+        task = asyncio.create_task(ChatClient.create(model).prompt('go').tools(forever).acall())
+        while not state:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+    assert asyncio.run(run()) == set()
+    assert state == ['started', 'cancelled']

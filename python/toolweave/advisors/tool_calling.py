@@ -299,10 +299,12 @@ class _Loop:
     @contextmanager
     def round_span(self) -> Iterator[trace.Span]:
         """The span of the next round (blocking and async paths: current for the whole round)."""
-        with _tracer.start_as_current_span(
-            ROUND_SPAN_NAME, attributes={'toolweave.round.number': self.rounds + 1}
-        ) as span:
+        span = _tracer.start_span(ROUND_SPAN_NAME, attributes={'toolweave.round.number': self.rounds + 1})
+        if not span.get_span_context().is_valid:  # no tracing SDK: nothing to make current
             yield span
+            return
+        with trace.use_span(span, end_on_exit=True) as current:
+            yield current
 
     def guard(self, response: ChatClientResponse) -> ChatClientResponse | None:
         """A final response when ``max_rounds`` or the repetition check ends the loop, else ``None``."""

@@ -25,14 +25,15 @@ from toolweave.exceptions import ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
 
-__all__ = ['call_async', 'call_blocking', 'runs_in_thread', 'timeout_error']
+__all__ = ['call_async', 'call_blocking', 'executor', 'runs_in_thread', 'timeout_error']
 
 _POOL_SIZE = 32
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
+def executor() -> concurrent.futures.ThreadPoolExecutor:
+    """The shared pool for sync tools (32 threads named ``toolweave-tool-*``, created on first use)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -64,7 +65,7 @@ def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext, 
     """
     if timeout is None:
         return callback.call(arguments, context)
-    future = _executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
+    future = executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
     try:
         return future.result(timeout)
     except concurrent.futures.TimeoutError:
@@ -84,7 +85,7 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
             return await asyncio.wait_for(callback.acall(arguments, context), timeout)
         except asyncio.TimeoutError:
             raise timeout_error(callback, timeout or 0.0) from None
-    future = _executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
+    future = executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
     waiter = asyncio.wrap_future(future)
     waiter.add_done_callback(_consume)
     try:

@@ -21,7 +21,9 @@ caller's thread (a call with a timeout runs in a worker thread so the wait can b
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import threading
 from collections import OrderedDict
@@ -37,7 +39,7 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
-from toolweave.tools._concurrent import call_async, call_blocking
+from toolweave.tools._concurrent import call_async, call_blocking, executor, runs_in_thread
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -170,14 +172,8 @@ class DefaultToolCallingManager:
         batch = _Batch(self, prompt, chat_response)
         for index, call in enumerate(batch.message.tool_calls):
             callback = batch.prepare(index, call)
-            if callback is None:
-                continue
-            with self._span(call, callback) as span:
-                try:
-                    text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
-                except ToolExecutionError as error:
-                    text = self._process(error, span)
-            batch.record(index, call, callback, text, span)
+            if callback is not None:
+                self._run_one_blocking(batch, index, call, callback)
         return batch.result()
 
     async def aexecute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
@@ -210,10 +206,16 @@ class DefaultToolCallingManager:
     async def _run_group(
         self, batch: _Batch, group: list[tuple[int, ToolCall, ToolCallback]], semaphore: asyncio.Semaphore | None
     ) -> None:
-        if len(group) == 1:
-            await self._run_one(batch, *group[0], semaphore)
+        # Plain sync tools (no timeout, no concurrency cap) go to the pool together and wake the loop
+        # once when the last returns: one event-loop wake-up per group instead of one per call.
+        pooled = [i for i in group if semaphore is None and runs_in_thread(i[2]) and self._timeout(i[2]) is None]
+        others = [i for i in group if i not in pooled]
+        if not pooled and len(others) == 1:
+            await self._run_one(batch, *others[0], semaphore)
             return
-        tasks = [asyncio.ensure_future(self._run_one(batch, *item, semaphore)) for item in group]
+        tasks = [asyncio.ensure_future(self._run_one(batch, *item, semaphore)) for item in others]
+        if pooled:
+            tasks.append(asyncio.ensure_future(self._run_in_threads(batch, pooled)))
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -221,6 +223,46 @@ class DefaultToolCallingManager:
                 task.cancel()
             await _settle(tasks)
             raise
+
+    async def _run_in_threads(self, batch: _Batch, items: list[tuple[int, ToolCall, ToolCallback]]) -> None:
+        """Run sync tools in worker threads at once; on cancellation wait until every thread has returned."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        remaining = [len(items)]
+        lock = threading.Lock()
+
+        def finished(_: concurrent.futures.Future[None]) -> None:
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last:
+                loop.call_soon_threadsafe(_resolve, done)
+
+        futures = []
+        for index, call, callback in items:
+            context = contextvars.copy_context()
+            future = executor().submit(context.run, self._run_one_blocking, batch, index, call, callback)
+            future.add_done_callback(finished)
+            futures.append(future)
+        try:
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            for future in futures:
+                future.cancel()
+            while not done.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(done)
+            raise
+        for future in futures:
+            future.result()  # the first failure, in call order
+
+    def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
+        with self._span(call, callback) as span:
+            try:
+                text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
+            except ToolExecutionError as error:
+                text = self._process(error, span)
+        batch.record(index, call, callback, text, span)
 
     async def _run_one(
         self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
@@ -293,8 +335,12 @@ class DefaultToolCallingManager:
         }
         if self.record_content:
             attributes['gen_ai.tool.call.arguments'] = call.arguments
-        with _tracer.start_as_current_span(f'execute_tool {definition.name}', attributes=attributes) as span:
+        span = _tracer.start_span(f'execute_tool {definition.name}', attributes=attributes)
+        if not span.get_span_context().is_valid:  # no tracing SDK: nothing to make current
             yield span
+            return
+        with trace.use_span(span, end_on_exit=True) as current:
+            yield current
 
 
 class _Batch:
@@ -308,6 +354,7 @@ class _Batch:
         self.counter = self.start.copy()
         self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
         self.return_direct: bool | None = None
+        self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
         self.context = _tool_context(prompt, self.message)
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
@@ -336,8 +383,9 @@ class _Batch:
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
         direct = callback.tool_metadata.return_direct
-        self.return_direct = direct if self.return_direct is None else self.return_direct and direct
-        self.slots[index] = ToolResponse(call.id, call.name, response_text)
+        with self._lock:
+            self.return_direct = direct if self.return_direct is None else self.return_direct and direct
+            self.slots[index] = ToolResponse(call.id, call.name, response_text)
 
     def responses(self) -> list[ToolResponse]:
         """The responses so far, in call order."""
@@ -352,6 +400,11 @@ class _Batch:
             after.record(response.name)
         self.manager._remember(history, after)
         return ToolExecutionResult(history, bool(self.return_direct))
+
+
+def _resolve(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
 
 
 def _groups(planned: list[tuple[int, ToolCall, ToolCallback]]) -> list[list[tuple[int, ToolCall, ToolCallback]]]:
