@@ -35,6 +35,7 @@ RESULT_KEYS = [
     'truncated',
     'chunks',
     'blocks',
+    'choices',
 ]
 
 
@@ -174,6 +175,7 @@ def test_ignored_lines_and_fields(core: SimpleNamespace) -> None:
         'truncated': False,
         'chunks': 1,
         'blocks': [],
+        'choices': [],
     }
 
 
@@ -309,13 +311,34 @@ def test_many_fragments_merge_in_linear_time(core: SimpleNamespace, with_index: 
     assert large < 5.0
 
 
-def test_only_choice_zero_is_aggregated(core: SimpleNamespace) -> None:
-    """Case B04 (n=2): choices are not interleaved; choice 0 is the one aggregated."""
+def test_choices_kept_apart(core: SimpleNamespace) -> None:
+    """Case B04 (n=2): choices are not interleaved; choice 0 is the message, the others go to ``choices``."""
     case = load_case('B04')
     result, chunks, _ = run(core, [sse_from_payloads(case['input'], done=True)])
-    want = case['expected']['choices'][0]
-    assert (result['text'], result['finish_reason']) == (want['text'], want['finish_reason']) == ('Red', 'stop')
+    want = case['expected']['choices']
+    assert (result['text'], result['finish_reason']) == (want[0]['text'], want[0]['finish_reason']) == ('Red', 'stop')
+    assert [{k: c[k] for k in ('index', 'text', 'finish_reason')} for c in result['choices']] == want[1:]
     assert len(chunks) == 6
+
+
+def test_other_choices_merge_their_own_tool_calls(core: SimpleNamespace) -> None:
+    frag = {'index': 0, 'id': 'a', 'function': {'name': 'f', 'arguments': '{"x"'}}
+    payloads = [
+        {'choices': [{'index': 2, 'delta': {'tool_calls': [frag], 'reasoning': 'r'}}, {'index': 0, 'delta': {'content': 'c'}}]},
+        {'choices': [{'index': 2, 'delta': {'tool_calls': [{'index': 0, 'function': {'arguments': ':1}'}}]}, 'finish_reason': 'tool_calls'}]},
+        {'choices': [{'index': -1, 'delta': {'content': 'dropped'}}, {'index': 'x', 'delta': {'content': 'dropped'}}]},
+    ]  # fmt: skip
+    result, _, _ = run(core, [sse_from_payloads(payloads)])
+    assert (result['text'], result['tool_calls']) == ('c', [])
+    assert result['choices'] == [
+        {
+            'index': 2,
+            'text': '',
+            'reasoning': 'r',
+            'tool_calls': [{'index': 0, 'id': 'a', 'type': 'function', 'name': 'f', 'arguments': '{"x":1}'}],
+            'finish_reason': 'tool_calls',
+        }
+    ]
 
 
 @pytest.mark.parametrize('case_id', ['B01', 'B02', 'B07', 'B09'])

@@ -84,7 +84,7 @@ class StreamAggregator:
             'reasoning': str | None, 'tool_calls': [{'index': int, 'id': str, 'type': str,
             'name': str, 'arguments': str, ...extras}], 'finish_reason': str | None,
             'normalized_finish_reason': str | None, 'usage': dict | None, 'truncated': bool,
-            'chunks': int, 'blocks': list[dict]}``.
+            'chunks': int, 'blocks': list[dict], 'choices': list[dict]}``.
             ``reasoning`` is None until reasoning text was seen; ``finish_reason`` is the
             provider's own value and ``normalized_finish_reason`` one of ``stop``, ``length``,
             ``tool_calls``, ``content_filter``, ``error`` (unknown values pass through; ``stop``
@@ -97,6 +97,9 @@ class StreamAggregator:
             calls without an id get ``'{response_id}-call-{index}'`` / ``'call-{index}'``.
             ``blocks`` holds Anthropic content blocks (server tools and their results included)
             with streamed ``text``/``thinking``/``signature`` and ``input_raw``; empty otherwise.
+            ``choices`` (openai-chat with ``n > 1``): the choices other than 0, by index, each
+            ``{'index', 'text', 'reasoning', 'tool_calls', 'finish_reason'}`` merged by the same
+            rules; the top-level fields are choice 0.
         """
 
 def parse_arguments(text: str | bytes) -> dict[str, Any]:

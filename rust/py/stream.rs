@@ -8,6 +8,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
 use crate::errors::{show, CoreError};
 use crate::stream::formats::anthropic_blocks;
+use crate::stream::openai_chat::ChoiceState;
 use crate::stream::{
     normalize_finish_reason, quote_format, GenericAggregator, Inner, OpenAiChatAggregator, Outcome,
     SseEvent, StreamAggregator as Core, SUPPORTED_FORMATS,
@@ -238,22 +239,13 @@ fn openai_result(
 ) -> PyResult<()> {
     d.set_item(intern!(py, "id"), s.id.as_deref())?;
     d.set_item(intern!(py, "model"), s.model.as_deref())?;
-    d.set_item(intern!(py, "text"), &s.text)?;
-    d.set_item(intern!(py, "reasoning"), s.reasoning.as_deref())?;
-    let calls = PyList::empty(py);
-    for c in &s.tool_calls {
-        let cd = PyDict::new(py);
-        cd.set_item(intern!(py, "index"), c.index)?;
-        cd.set_item(intern!(py, "id"), &c.id)?;
-        cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
-        cd.set_item(intern!(py, "name"), &c.name)?;
-        cd.set_item(intern!(py, "arguments"), &c.arguments)?;
-        calls.append(cd)?;
-    }
-    d.set_item(intern!(py, "tool_calls"), calls)?;
-    d.set_item(intern!(py, "finish_reason"), s.finish_reason.as_deref())?;
+    let m = &s.main;
+    d.set_item(intern!(py, "text"), &m.text)?;
+    d.set_item(intern!(py, "reasoning"), m.reasoning.as_deref())?;
+    d.set_item(intern!(py, "tool_calls"), openai_calls(py, m)?)?;
+    d.set_item(intern!(py, "finish_reason"), m.finish_reason.as_deref())?;
     let normalized =
-        normalize_finish_reason(format, s.finish_reason.as_deref(), !s.tool_calls.is_empty());
+        normalize_finish_reason(format, m.finish_reason.as_deref(), !m.tool_calls.is_empty());
     d.set_item(intern!(py, "normalized_finish_reason"), normalized)?;
     match &s.usage {
         Some(raw) => d.set_item(intern!(py, "usage"), json_to_py(py, raw)?)?,
@@ -262,7 +254,32 @@ fn openai_result(
     d.set_item(intern!(py, "truncated"), s.truncated())?;
     d.set_item(intern!(py, "chunks"), s.chunks)?;
     d.set_item(intern!(py, "blocks"), PyList::empty(py))?;
+    let choices = PyList::empty(py);
+    for (index, c) in &s.others {
+        let cd = PyDict::new(py);
+        cd.set_item(intern!(py, "index"), index)?;
+        cd.set_item(intern!(py, "text"), &c.text)?;
+        cd.set_item(intern!(py, "reasoning"), c.reasoning.as_deref())?;
+        cd.set_item(intern!(py, "tool_calls"), openai_calls(py, c)?)?;
+        cd.set_item(intern!(py, "finish_reason"), c.finish_reason.as_deref())?;
+        choices.append(cd)?;
+    }
+    d.set_item(intern!(py, "choices"), choices)?;
     Ok(())
+}
+
+fn openai_calls<'py>(py: Python<'py>, m: &ChoiceState) -> PyResult<Bound<'py, PyList>> {
+    let calls = PyList::empty(py);
+    for c in &m.tool_calls {
+        let cd = PyDict::new(py);
+        cd.set_item(intern!(py, "index"), c.index)?;
+        cd.set_item(intern!(py, "id"), &c.id)?;
+        cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
+        cd.set_item(intern!(py, "name"), &c.name)?;
+        cd.set_item(intern!(py, "arguments"), &c.arguments)?;
+        calls.append(cd)?;
+    }
+    Ok(calls)
 }
 
 fn generic_result(
@@ -311,5 +328,6 @@ fn generic_result(
         }
     }
     d.set_item(intern!(py, "blocks"), blocks)?;
+    d.set_item(intern!(py, "choices"), PyList::empty(py))?;
     Ok(())
 }

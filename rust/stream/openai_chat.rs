@@ -14,7 +14,7 @@
 //! `id`, `type` and `name` come from the first fragment with a non-empty value; `arguments` are
 //! concatenated. Lookups by index and id are hashed: merging is linear in the number of fragments.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use jiter::{Jiter, JiterResult, NumberAny, NumberInt, Peek};
@@ -45,13 +45,9 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// The aggregation state of one OpenAI chat-completions stream.
+/// The aggregation state of one choice.
 #[derive(Debug, Default)]
-pub struct OpenAiChatAggregator {
-    /// First non-empty top-level `id`.
-    pub id: Option<String>,
-    /// First non-empty top-level `model`.
-    pub model: Option<String>,
+pub struct ChoiceState {
     /// Concatenated `delta.content`.
     pub text: String,
     /// Concatenated `delta.reasoning_content` / `delta.reasoning`; `None` until one is seen.
@@ -60,6 +56,27 @@ pub struct OpenAiChatAggregator {
     pub tool_calls: Vec<ToolCall>,
     /// Last non-null `finish_reason`.
     pub finish_reason: Option<String>,
+    /// Slot in `tool_calls` of each index (indices are unique).
+    by_index: HashMap<i64, usize>,
+    /// First slot in `tool_calls` whose call has this id.
+    by_id: HashMap<String, usize>,
+    /// Largest index in use.
+    max_index: Option<i64>,
+    /// No index below this is free (used once `max_index` is `i64::MAX`).
+    lowest_free: i64,
+}
+
+/// The aggregation state of one OpenAI chat-completions stream.
+#[derive(Debug, Default)]
+pub struct OpenAiChatAggregator {
+    /// First non-empty top-level `id`.
+    pub id: Option<String>,
+    /// First non-empty top-level `model`.
+    pub model: Option<String>,
+    /// Choice 0 (or a choice without `index`).
+    pub main: ChoiceState,
+    /// Choices with another index (`n > 1`), kept apart.
+    pub others: BTreeMap<i64, ChoiceState>,
     /// JSON text of the last non-null top-level `usage` object.
     pub usage: Option<Vec<u8>>,
     /// `data: [DONE]` was seen.
@@ -70,14 +87,6 @@ pub struct OpenAiChatAggregator {
     pub events: usize,
     /// The first provider error seen.
     pub error: Option<CoreError>,
-    /// Slot in `tool_calls` of each index (indices are unique).
-    by_index: HashMap<i64, usize>,
-    /// First slot in `tool_calls` whose call has this id.
-    by_id: HashMap<String, usize>,
-    /// Largest index in use.
-    max_index: Option<i64>,
-    /// No index below this is free (used once `max_index` is `i64::MAX`).
-    lowest_free: i64,
 }
 
 #[derive(Default)]
@@ -104,7 +113,7 @@ struct Chunk {
     model: Option<String>,
     usage: Option<Range<usize>>,
     error: bool,
-    choices: Vec<Choice>,
+    choices: Vec<(i64, Choice)>,
 }
 
 fn opt_string(j: &mut Jiter<'_>) -> JiterResult<Option<String>> {
@@ -219,18 +228,18 @@ fn parse_delta(j: &mut Jiter<'_>, c: &mut Choice) -> JiterResult<()> {
     Ok(())
 }
 
-fn parse_choice(j: &mut Jiter<'_>) -> JiterResult<Option<Choice>> {
+fn parse_choice(j: &mut Jiter<'_>) -> JiterResult<Option<(i64, Choice)>> {
     let mut c = Choice::default();
-    let mut index_is_zero = true;
+    let mut index = Some(0);
     for_keys!(j, key => {
         match key {
-            "index" => index_is_zero = opt_int(j)? == Some(0),
+            "index" => index = opt_int(j)?.filter(|i| *i >= 0),
             "delta" => parse_delta(j, &mut c)?,
             "finish_reason" => c.finish_reason = opt_string(j)?,
             _ => j.next_skip()?,
         }
     });
-    Ok(index_is_zero.then_some(c))
+    Ok(index.map(|i| (i, c)))
 }
 
 fn parse_chunk(data: &[u8]) -> JiterResult<Option<Chunk>> {
@@ -416,7 +425,33 @@ impl OpenAiChatAggregator {
         if let Some(r) = chunk.usage {
             self.usage = Some(data[r].to_vec());
         }
-        for choice in chunk.choices {
+        for (index, choice) in chunk.choices {
+            if index == 0 {
+                self.main.apply_choice(choice);
+            } else {
+                self.others.entry(index).or_default().apply_choice(choice);
+            }
+        }
+    }
+
+    /// The call type to report: the provider's, or `function`.
+    pub fn call_kind(call: &ToolCall) -> &str {
+        if call.kind.is_empty() {
+            "function"
+        } else {
+            &call.kind
+        }
+    }
+
+    /// No `[DONE]` and no finish reason seen.
+    pub fn truncated(&self) -> bool {
+        !self.done && self.main.finish_reason.is_none()
+    }
+}
+
+impl ChoiceState {
+    fn apply_choice(&mut self, choice: Choice) {
+        {
             if let Some(t) = choice.content {
                 self.text.push_str(&t);
             }
@@ -504,20 +539,6 @@ impl OpenAiChatAggregator {
         });
         slot
     }
-
-    /// The call type to report: the provider's, or `function`.
-    pub fn call_kind(call: &ToolCall) -> &str {
-        if call.kind.is_empty() {
-            "function"
-        } else {
-            &call.kind
-        }
-    }
-
-    /// No `[DONE]` and no finish reason seen.
-    pub fn truncated(&self) -> bool {
-        !self.done && self.finish_reason.is_none()
-    }
 }
 
 #[cfg(test)]
@@ -551,14 +572,15 @@ mod tests {
             ]
         );
         let s = agg.state();
+        let m = &s.main;
         assert_eq!(s.id.as_deref(), Some("c1"));
-        assert_eq!(s.text, "Hi");
-        assert_eq!(s.reasoning.as_deref(), Some("r"));
-        assert_eq!(s.tool_calls.len(), 2);
-        assert_eq!(s.tool_calls[0].arguments, "{\"x\":1}");
-        assert_eq!(s.tool_calls[0].name, "f");
-        assert_eq!(s.tool_calls[1].name, "g");
-        assert_eq!(s.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(m.text, "Hi");
+        assert_eq!(m.reasoning.as_deref(), Some("r"));
+        assert_eq!(m.tool_calls.len(), 2);
+        assert_eq!(m.tool_calls[0].arguments, "{\"x\":1}");
+        assert_eq!(m.tool_calls[0].name, "f");
+        assert_eq!(m.tool_calls[1].name, "g");
+        assert_eq!(m.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(s.usage.as_deref(), Some(&b"{\"prompt_tokens\":3}"[..]));
         assert!(!s.truncated());
         assert_eq!(s.chunks, 3);
@@ -572,7 +594,7 @@ mod tests {
             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"Y\",\"function\":{\"name\":\"v\"}}]}}]}\n\n",
         );
         let (agg, _) = run(stream.as_bytes());
-        let calls = &agg.state().tool_calls;
+        let calls = &agg.state().main.tool_calls;
         assert_eq!(calls.len(), 2);
         assert_eq!((calls[0].index, calls[0].arguments.as_str()), (0, "{}"));
         assert_eq!((calls[1].index, calls[1].id.as_str()), (1, "Y"));
@@ -625,6 +647,7 @@ mod tests {
         let (agg, outcomes) = run(body.as_bytes());
         assert_eq!(outcomes, vec![Outcome::Chunk]);
         agg.state()
+            .main
             .tool_calls
             .iter()
             .map(|c| (c.index, c.id.clone(), c.arguments.clone()))

@@ -1,10 +1,12 @@
-r"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE).
+r"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE; the other
+formats' rules are in ``toolweave._reference.formats``; Ollama's NDJSON uses the same line splitter).
 
 SSE decoding follows the WHATWG event-stream rules: lines end at CRLF, LF or CR (a CRLF may be
 split across feeds), ``:`` starts a comment, ``data:`` fields join with ``\\n``, a blank line
 dispatches the event, a leading BOM is dropped, ``id``/``retry``/unknown fields are ignored.
 
-Aggregation (choice index 0 only; a choice without ``index`` counts as 0): ``delta.content`` is
+Aggregation (a choice without ``index`` counts as 0; choices with another integer index in
+``1 .. 2**63-1`` are aggregated apart, under ``choices``, by the same rules): ``delta.content`` is
 concatenated into ``text``; ``delta.reasoning_content`` and ``delta.reasoning`` into ``reasoning``;
 tool-call fragments merge by ``index``, else by a known ``id``, else a new id starts a call and a
 fragment without id continues the most recent call; ``id``/``type``/``name`` come from the first
@@ -61,10 +63,118 @@ class _Failure(Exception):
         self.error = error
 
 
-class StreamAggregator:
+class _Choice:
+    """The aggregation state of one choice: text, reasoning, finish reason and merged tool calls."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] | None = None
+        self._calls: list[dict[str, Any]] = []
+        self._by_index: dict[int, dict[str, Any]] = {}  # indices are unique
+        self._by_id: dict[str, int] = {}  # id -> first slot in _calls with that id
+        self._max_index: int | None = None
+        self._lowest_free = 0  # no index below this is free (used once _max_index is 2**63-1)
+        self._finish_reason: str | None = None
+
+    def _tool_calls(self) -> list[dict[str, Any]]:
+        return [
+            {
+                'index': c['index'],
+                'id': c['id'],
+                'type': c['type'] or 'function',
+                'name': c['name'],
+                'arguments': ''.join(c['arguments']),
+            }
+            for c in self._calls
+        ]
+
+    def _apply_choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get('delta')
+        if isinstance(delta, dict):
+            self._apply_delta(delta)
+        finish = _str(choice.get('finish_reason'))
+        if finish is not None:
+            self._finish_reason = finish
+
+    def _apply_delta(self, delta: dict[str, Any]) -> None:
+        content = _str(delta.get('content'))
+        if content is not None:
+            self._text.append(content)
+        for key in ('reasoning_content', 'reasoning'):
+            part = _str(delta.get(key))
+            if part is not None:
+                if self._reasoning is None:
+                    self._reasoning = []
+                self._reasoning.append(part)
+        fragments = delta.get('tool_calls')
+        if isinstance(fragments, list):
+            for fragment in fragments:
+                if isinstance(fragment, dict):
+                    self._merge(fragment)
+
+    def _merge(self, fragment: dict[str, Any]) -> None:
+        index = _index(fragment.get('index'))
+        call_id = _str(fragment.get('id')) or None
+        function = fragment.get('function')
+        name = arguments = None
+        if isinstance(function, dict):
+            name = _str(function.get('name'))
+            arguments = _str(function.get('arguments'))
+        call: dict[str, Any] | None
+        if index is not None:
+            call = self._by_index.get(index)
+            if call is None:
+                call = self._new_call(index)
+        elif call_id is not None:
+            slot = self._by_id.get(call_id)
+            call = self._new_call(self._next_index()) if slot is None else self._calls[slot]
+        elif self._calls:
+            call = self._calls[-1]
+        else:
+            call = self._new_call(self._next_index())
+        if not call['id'] and call_id:
+            call['id'] = call_id
+            slot = self._by_id.get(call_id)
+            if slot is None or call['slot'] < slot:
+                self._by_id[call_id] = call['slot']
+        kind = _str(fragment.get('type'))
+        if not call['type'] and kind:
+            call['type'] = kind
+        if not call['name'] and name:
+            call['name'] = name
+        if arguments is not None:
+            call['arguments'].append(arguments)
+
+    def _next_index(self) -> int:
+        if self._max_index is None:
+            return 0
+        if self._max_index < _I64_MAX:
+            return self._max_index + 1
+        while self._lowest_free in self._by_index:
+            self._lowest_free += 1
+        return self._lowest_free
+
+    def _new_call(self, index: int) -> dict[str, Any]:
+        call: dict[str, Any] = {
+            'index': index,
+            'id': '',
+            'type': '',
+            'name': '',
+            'arguments': [],
+            'slot': len(self._calls),
+        }
+        self._calls.append(call)
+        self._by_index[index] = call
+        if self._max_index is None or index > self._max_index:
+            self._max_index = index
+        return call
+
+
+class StreamAggregator(_Choice):
     """Aggregates a raw streamed chat-completions response (see the module docstring)."""
 
     def __init__(self, format: str = 'openai-chat') -> None:
+        super().__init__()
         if not isinstance(format, str):
             raise TypeError(f"StreamAggregator() argument 'format' must be str, not {type(format).__name__}")
         if format not in SUPPORTED_FORMATS:
@@ -83,14 +193,7 @@ class StreamAggregator:
         # aggregation state
         self._id: str | None = None
         self._model: str | None = None
-        self._text: list[str] = []
-        self._reasoning: list[str] | None = None
-        self._calls: list[dict[str, Any]] = []
-        self._by_index: dict[int, dict[str, Any]] = {}  # indices are unique
-        self._by_id: dict[str, int] = {}  # id -> first slot in _calls with that id
-        self._max_index: int | None = None
-        self._lowest_free = 0  # no index below this is free (used once _max_index is 2**63-1)
-        self._finish_reason: str | None = None
+        self._others: dict[int, _Choice] = {}  # choices with index >= 1 (n > 1)
         self._usage: dict[str, Any] | None = None
         self._done = False
         self._chunks = 0
@@ -251,87 +354,15 @@ class StreamAggregator:
             if not isinstance(choice, dict):
                 continue
             index = choice.get('index', 0)
-            if type(index) is not int or index != 0:
+            if type(index) is not int or not 0 <= index <= _I64_MAX:
                 continue
-            delta = choice.get('delta')
-            if isinstance(delta, dict):
-                self._apply_delta(delta)
-            finish = _str(choice.get('finish_reason'))
-            if finish is not None:
-                self._finish_reason = finish
-
-    def _apply_delta(self, delta: dict[str, Any]) -> None:
-        content = _str(delta.get('content'))
-        if content is not None:
-            self._text.append(content)
-        for key in ('reasoning_content', 'reasoning'):
-            part = _str(delta.get(key))
-            if part is not None:
-                if self._reasoning is None:
-                    self._reasoning = []
-                self._reasoning.append(part)
-        fragments = delta.get('tool_calls')
-        if isinstance(fragments, list):
-            for fragment in fragments:
-                if isinstance(fragment, dict):
-                    self._merge(fragment)
-
-    def _merge(self, fragment: dict[str, Any]) -> None:
-        index = _index(fragment.get('index'))
-        call_id = _str(fragment.get('id')) or None
-        function = fragment.get('function')
-        name = arguments = None
-        if isinstance(function, dict):
-            name = _str(function.get('name'))
-            arguments = _str(function.get('arguments'))
-        call: dict[str, Any] | None
-        if index is not None:
-            call = self._by_index.get(index)
-            if call is None:
-                call = self._new_call(index)
-        elif call_id is not None:
-            slot = self._by_id.get(call_id)
-            call = self._new_call(self._next_index()) if slot is None else self._calls[slot]
-        elif self._calls:
-            call = self._calls[-1]
-        else:
-            call = self._new_call(self._next_index())
-        if not call['id'] and call_id:
-            call['id'] = call_id
-            slot = self._by_id.get(call_id)
-            if slot is None or call['slot'] < slot:
-                self._by_id[call_id] = call['slot']
-        kind = _str(fragment.get('type'))
-        if not call['type'] and kind:
-            call['type'] = kind
-        if not call['name'] and name:
-            call['name'] = name
-        if arguments is not None:
-            call['arguments'].append(arguments)
-
-    def _next_index(self) -> int:
-        if self._max_index is None:
-            return 0
-        if self._max_index < _I64_MAX:
-            return self._max_index + 1
-        while self._lowest_free in self._by_index:
-            self._lowest_free += 1
-        return self._lowest_free
-
-    def _new_call(self, index: int) -> dict[str, Any]:
-        call: dict[str, Any] = {
-            'index': index,
-            'id': '',
-            'type': '',
-            'name': '',
-            'arguments': [],
-            'slot': len(self._calls),
-        }
-        self._calls.append(call)
-        self._by_index[index] = call
-        if self._max_index is None or index > self._max_index:
-            self._max_index = index
-        return call
+            if index == 0:
+                self._apply_choice(choice)
+            else:
+                other = self._others.get(index)
+                if other is None:
+                    other = self._others[index] = _Choice()
+                other._apply_choice(choice)
 
     def _run(self, events: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
         chunks: list[dict[str, Any]] = []
@@ -385,22 +416,23 @@ class StreamAggregator:
             'model': self._model,
             'text': ''.join(self._text),
             'reasoning': None if self._reasoning is None else ''.join(self._reasoning),
-            'tool_calls': [
-                {
-                    'index': c['index'],
-                    'id': c['id'],
-                    'type': c['type'] or 'function',
-                    'name': c['name'],
-                    'arguments': ''.join(c['arguments']),
-                }
-                for c in self._calls
-            ],
+            'tool_calls': self._tool_calls(),
             'finish_reason': self._finish_reason,
             'normalized_finish_reason': normalize_finish_reason(self._format, self._finish_reason, bool(calls)),
             'usage': copy.deepcopy(self._usage),
             'truncated': not self._done and self._finish_reason is None,
             'chunks': self._chunks,
             'blocks': [],
+            'choices': [
+                {
+                    'index': index,
+                    'text': ''.join(c._text),
+                    'reasoning': None if c._reasoning is None else ''.join(c._reasoning),
+                    'tool_calls': c._tool_calls(),
+                    'finish_reason': c._finish_reason,
+                }
+                for index, c in sorted(self._others.items())
+            ],
         }
 
     def _other_result(self) -> dict[str, Any]:
@@ -423,6 +455,7 @@ class StreamAggregator:
             'truncated': not m.done and m.finish_reason is None,
             'chunks': self._chunks,
             'blocks': blocks() if blocks is not None else [],
+            'choices': [],
         }
 
     def __repr__(self) -> str:
