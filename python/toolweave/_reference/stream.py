@@ -1,5 +1,7 @@
-r"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE; the other
-formats' rules are in ``toolweave._reference.formats``; Ollama's NDJSON uses the same line splitter).
+r"""Pure-Python twin of ``toolweave._core.StreamAggregator`` (OpenAI chat-completions SSE).
+
+The other formats' rules are in ``toolweave._reference.formats``; Ollama's NDJSON uses the same
+line splitter (every non-blank line is one event).
 
 SSE decoding follows the WHATWG event-stream rules: lines end at CRLF, LF or CR (a CRLF may be
 split across feeds), ``:`` starts a comment, ``data:`` fields join with ``\\n``, a blank line
