@@ -102,8 +102,8 @@ class StreamAggregator:
             rules; the top-level fields are choice 0.
         """
 
-def parse_arguments(text: str | bytes) -> dict[str, Any]:
-    """Parse tool-call arguments as a strict JSON object (RFC 8259, no extensions).
+def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'strict') -> dict[str, Any]:
+    """Parse tool-call arguments as a JSON object (strict: RFC 8259, no extensions).
 
     Empty or JSON-whitespace-only text gives ``{}``. Duplicate keys: the last wins. Integers of
     up to 4300 digits stay exact (whatever ``sys.set_int_max_str_digits`` says); a number whose
@@ -111,16 +111,27 @@ def parse_arguments(text: str | bytes) -> dict[str, Any]:
     quadratic time. Floats overflowing a double become infinite. Nesting deeper than 200 levels is
     rejected.
 
+    Modes (DESIGN section 7; the rules are in ``toolweave._reference.repair``): ``'partial'`` closes
+    a truncated prefix (unterminated string values kept, numbers trimmed, incomplete members
+    dropped, containers closed); ``'lenient'`` repairs LLM output (code fences and prose, single
+    quotes, Python ``True/False/None``, unquoted keys, raw control characters in strings, trailing
+    commas, a stray closing bracket, a missing end) and costs one strict parse on valid input. Both
+    rewrite the text and then parse strictly, without recursion at any depth, so every strict limit
+    still holds; when they cannot produce an object the strict error of the original text is raised.
+
     Args:
-        text: The arguments as sent by the model, ``str`` or UTF-8 ``bytes``.
+        text: The arguments as sent by the model, ``str`` or UTF-8 ``bytes``; an object that
+            arrived already decoded (Ollama, Gemini) is returned as a shallow copy.
+        mode: ``'strict'`` (default; ``None`` means strict), ``'partial'`` or ``'lenient'``.
 
     Returns:
         The decoded object.
 
     Raises:
         ToolArgumentsError: Invalid JSON, not an object, invalid UTF-8, a lone surrogate or a
-            number too large.
-        TypeError: ``text`` is neither ``str`` nor ``bytes``.
+            number too large (with position and excerpt in the original text).
+        TypeError: ``text`` is neither ``str``, ``bytes`` nor ``dict``.
+        ValueError: An unknown ``mode``.
     """
 
 @final

@@ -305,19 +305,35 @@ def _kind(value: Any) -> str:
     return 'null'
 
 
-def parse_arguments(text: str | bytes) -> dict[str, Any]:
-    """Parse tool-call arguments as a strict JSON object.
+_MODES = ('strict', 'partial', 'lenient')
+
+
+def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'strict') -> dict[str, Any]:
+    """Parse tool-call arguments as a JSON object.
 
     Args:
-        text: The argument text as sent by the model (``str`` or UTF-8 ``bytes``).
+        text: The argument text as sent by the model (``str`` or UTF-8 ``bytes``), or an already
+            decoded object (Ollama and Gemini send one), returned as a shallow copy.
+        mode: ``'strict'`` (RFC 8259), ``'partial'`` (a truncated prefix of JSON, closed: see
+            ``toolweave._reference.repair.complete_partial``) or ``'lenient'`` (LLM output
+            repaired: see ``toolweave._reference.repair.repair``; valid JSON takes the strict path).
+            ``None`` means strict.
 
     Returns:
         The decoded object; ``{}`` for empty or whitespace-only text.
 
     Raises:
-        ToolArgumentsError: Not JSON, not an object, or not UTF-8; with ``position`` and ``excerpt``.
-        TypeError: ``text`` is neither ``str`` nor ``bytes``.
+        ToolArgumentsError: Not JSON (after completion or repair), not an object, or not UTF-8; with
+            ``position`` and ``excerpt`` of the strict error in the original text.
+        TypeError: ``text`` is neither ``str``, ``bytes`` nor ``dict``.
+        ValueError: Unknown ``mode``.
     """
+    if mode is None:
+        mode = 'strict'
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"parse_arguments() mode must be 'strict', 'partial' or 'lenient', not {mode!r}")
+    if isinstance(text, dict):
+        return dict(text)
     if isinstance(text, str):
         s = text
     elif isinstance(text, bytes):
@@ -327,10 +343,38 @@ def parse_arguments(text: str | bytes) -> dict[str, Any]:
             prefix = len(text[: e.start].decode('utf-8'))
             raise make_error(text.decode('utf-8', 'replace'), prefix, 'invalid UTF-8') from None
     else:
-        raise TypeError(f'parse_arguments() expects str or bytes, got {type(text).__name__}')
+        raise TypeError(f'parse_arguments() expects str, bytes or dict, got {type(text).__name__}')
     if not s.strip(_WS):
         return {}
-    value = loads_strict(s)
+    if mode == 'strict':
+        return _object(s, loads_strict(s))
+    return _parse_repaired(s, mode)
+
+
+def _parse_repaired(s: str, mode: str) -> dict[str, Any]:
+    """Partial or lenient mode on non-blank text (see :func:`parse_arguments`)."""
+    from toolweave._reference.repair import complete_partial, repair
+
+    fixed: str | None
+    if mode == 'partial':
+        fixed = complete_partial(s)
+    else:
+        try:
+            return _object(s, loads_strict(s))
+        except ToolArgumentsError:
+            fixed = repair(s)
+    if fixed is not None:
+        try:
+            value = loads_strict(fixed)
+        except ToolArgumentsError:
+            pass
+        else:
+            if type(value) is dict:
+                return value
+    return _object(s, loads_strict(s))  # raises the strict error of the original text
+
+
+def _object(s: str, value: Any) -> dict[str, Any]:
     if type(value) is not dict:
         raise make_error(s, len(s) - len(s.lstrip(_WS)), f'expected a JSON object, got {_kind(value)}')
     return value

@@ -1,0 +1,466 @@
+//! Partial and lenient argument text: rewritten into strict JSON, then parsed strictly.
+//!
+//! The rules are those of the pure-Python twin, `toolweave._reference.repair` (its module
+//! docstring is the specification). Every syntax character is ASCII, so scanning bytes is the
+//! same as scanning the twin's code points, and slices always fall on character boundaries.
+//! Both functions are iterative: no recursion at any nesting depth.
+
+const WS: &[u8] = b" \t\n\r";
+
+fn is_ws(b: u8) -> bool {
+    WS.contains(&b)
+}
+
+fn ws(t: &[u8], mut i: usize) -> usize {
+    while i < t.len() && is_ws(t[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn is_number_byte(b: u8) -> bool {
+    b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')
+}
+
+/// The text is not a prefix of valid JSON.
+struct Invalid;
+
+/// End (after the closing quote) of the string opening at `i`; `None` at end of text.
+fn string_end(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
+    let n = t.len();
+    let mut j = i + 1;
+    while j < n {
+        match t[j] {
+            b'"' => return Ok(Some(j + 1)),
+            b'\\' => {
+                if j + 1 >= n {
+                    return Ok(None);
+                }
+                match t[j + 1] {
+                    b'u' => {
+                        let hexes = &t[j + 2..(j + 6).min(n)];
+                        if !hexes.iter().all(u8::is_ascii_hexdigit) {
+                            return Err(Invalid);
+                        }
+                        if hexes.len() < 4 {
+                            return Ok(None);
+                        }
+                        j += 6;
+                    }
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
+                    _ => return Err(Invalid),
+                }
+            }
+            c if c < 0x20 => return Err(Invalid),
+            _ => j += 1,
+        }
+    }
+    Ok(None)
+}
+
+/// `rest` is empty, `\`, or `\u` with up to 3 hex digits: a low surrogate escape not yet complete.
+fn low_prefix(rest: &[u8]) -> bool {
+    match rest {
+        [] | [b'\\'] => true,
+        [b'\\', b'u', hex @ ..] => hex.len() <= 3 && hex.iter().all(u8::is_ascii_hexdigit),
+        _ => false,
+    }
+}
+
+/// The unterminated string opening at `i`, closed (an incomplete trailing escape dropped).
+fn partial_string(text: &str, i: usize) -> String {
+    let t = text.as_bytes();
+    let n = t.len();
+    let mut j = i + 1;
+    let mut cut = n;
+    while j < n {
+        if t[j] == b'\\' {
+            if j + 1 >= n {
+                cut = j;
+                break;
+            }
+            if t[j + 1] == b'u' {
+                if j + 6 > n {
+                    cut = j;
+                    break;
+                }
+                let code = u32::from_str_radix(&text[j + 2..j + 6], 16).unwrap_or(0);
+                if (0xD800..=0xDBFF).contains(&code) && low_prefix(&t[j + 6..]) {
+                    cut = j;
+                    break;
+                }
+                j += 6;
+            } else {
+                j += 2;
+            }
+        } else {
+            j += 1;
+        }
+    }
+    format!("{}\"", &text[i..cut])
+}
+
+fn closers(stack: &[(u8, usize)]) -> String {
+    stack.iter().rev().map(|(c, _)| *c as char).collect()
+}
+
+/// Close a truncated JSON text; `None` when it is not a prefix of valid JSON.
+pub fn complete_partial(text: &str) -> Option<String> {
+    complete(text).ok()
+}
+
+fn key(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
+    let Some(end) = string_end(t, i)? else {
+        return Ok(None);
+    };
+    let i = ws(t, end);
+    if i >= t.len() {
+        return Ok(None);
+    }
+    if t[i] != b':' {
+        return Err(Invalid);
+    }
+    let i = ws(t, i + 1);
+    Ok((i < t.len()).then_some(i))
+}
+
+#[allow(clippy::too_many_lines)]
+fn complete(text: &str) -> Result<String, Invalid> {
+    let t = text.as_bytes();
+    let n = t.len();
+    let mut stack: Vec<(u8, usize)> = Vec::new();
+    let rollback = |stack: &[(u8, usize)]| -> Result<String, Invalid> {
+        let (_, start) = stack.last().ok_or(Invalid)?;
+        Ok(format!("{}{}", &text[..*start], closers(stack)))
+    };
+    let mut i = ws(t, 0);
+    loop {
+        if i >= n {
+            return rollback(&stack);
+        }
+        let c = t[i];
+        match c {
+            b'{' | b'[' => {
+                let closer = if c == b'{' { b'}' } else { b']' };
+                stack.push((closer, i + 1));
+                i = ws(t, i + 1);
+                if i >= n {
+                    return Ok(format!("{text}{}", closers(&stack)));
+                }
+                if t[i] == closer {
+                    stack.pop();
+                    i += 1;
+                } else if c == b'[' {
+                    continue;
+                } else if t[i] == b'"' {
+                    match key(t, i)? {
+                        Some(k) => i = k,
+                        None => return rollback(&stack),
+                    }
+                    continue;
+                } else {
+                    return Err(Invalid);
+                }
+            }
+            b'"' => match string_end(t, i)? {
+                Some(end) => i = end,
+                None => {
+                    if stack.is_empty() {
+                        return Err(Invalid);
+                    }
+                    return Ok(format!(
+                        "{}{}{}",
+                        &text[..i],
+                        partial_string(text, i),
+                        closers(&stack)
+                    ));
+                }
+            },
+            b'-' | b'0'..=b'9' => {
+                let mut j = i;
+                while j < n && is_number_byte(t[j]) {
+                    j += 1;
+                }
+                if j >= n {
+                    let number = text[i..].trim_end_matches(['+', '-', '.', 'e', 'E']);
+                    if number.is_empty() || stack.is_empty() {
+                        return rollback(&stack);
+                    }
+                    return Ok(format!("{}{number}{}", &text[..i], closers(&stack)));
+                }
+                i = j;
+            }
+            b't' | b'f' | b'n' => {
+                let word: &[u8] = match c {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if t[i..].starts_with(word) {
+                    i += word.len();
+                } else if word.starts_with(&t[i..]) {
+                    return rollback(&stack);
+                } else {
+                    return Err(Invalid);
+                }
+            }
+            _ => return Err(Invalid),
+        }
+        // After a complete value.
+        loop {
+            i = ws(t, i);
+            let Some(&(closer, _)) = stack.last() else {
+                return if i < n {
+                    Err(Invalid)
+                } else {
+                    Ok(text.to_owned())
+                };
+            };
+            if i >= n {
+                return Ok(format!("{text}{}", closers(&stack)));
+            }
+            if t[i] == b',' {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = i;
+                }
+                i = ws(t, i + 1);
+                if i >= n {
+                    return rollback(&stack);
+                }
+                if closer == b'}' {
+                    if t[i] != b'"' {
+                        return Err(Invalid);
+                    }
+                    match key(t, i)? {
+                        Some(k) => i = k,
+                        None => return rollback(&stack),
+                    }
+                }
+                break;
+            }
+            if t[i] == closer {
+                stack.pop();
+                i += 1;
+                continue;
+            }
+            return Err(Invalid);
+        }
+    }
+}
+
+/// A `quote`-delimited string at `i` rewritten as a strict double-quoted one (closed at end of text).
+fn quoted(text: &str, i: usize, quote: u8, out: &mut String) -> usize {
+    let t = text.as_bytes();
+    let n = t.len();
+    out.push('"');
+    let mut j = i + 1;
+    let mut run = j; // start of bytes copied verbatim
+    while j < n {
+        let c = t[j];
+        let replacement: Option<&str> = if c == quote {
+            out.push_str(&text[run..j]);
+            out.push('"');
+            return j + 1;
+        } else if c == b'\\' && j + 1 < n {
+            out.push_str(&text[run..j]);
+            if t[j + 1] == b'\'' {
+                out.push('\'');
+            } else {
+                // `\` plus the next character (which may be multi-byte).
+                let next_len = text[j + 1..].chars().next().map_or(1, char::len_utf8);
+                out.push_str(&text[j..j + 1 + next_len]);
+                j += 1 + next_len;
+                run = j;
+                continue;
+            }
+            j += 2;
+            run = j;
+            continue;
+        } else {
+            match c {
+                b'"' => Some("\\\""),
+                b'\n' => Some("\\n"),
+                b'\r' => Some("\\r"),
+                b'\t' => Some("\\t"),
+                b'\\' => Some(""),
+                c if c < 0x20 => None,
+                _ => {
+                    j += 1;
+                    continue;
+                }
+            }
+        };
+        out.push_str(&text[run..j]);
+        match replacement {
+            Some(r) => out.push_str(r),
+            None => out.push_str(&format!("\\u{c:04x}")),
+        }
+        j += 1;
+        run = j;
+    }
+    out.push_str(&text[run..n]);
+    out.push('"');
+    n
+}
+
+fn drop_trailing_comma(out: &mut String) {
+    let trimmed = out.trim_end_matches([' ', '\t', '\n', '\r']);
+    if trimmed.ends_with(',') {
+        let at = trimmed.len() - 1;
+        out.remove(at);
+    }
+}
+
+/// The content of the first markdown code fence (```` ```lang\n ... ``` ````), if any.
+fn fenced(text: &str) -> Option<&str> {
+    let t = text.as_bytes();
+    let mut from = 0;
+    while let Some(off) = text[from..].find("```") {
+        let open = from + off;
+        let mut j = open + 3;
+        while j < t.len() && (t[j].is_ascii_alphanumeric() || matches!(t[j], b'_' | b'+' | b'-')) {
+            j += 1;
+        }
+        while j < t.len() && matches!(t[j], b' ' | b'\t') {
+            j += 1;
+        }
+        if j < t.len() && t[j] == b'\r' {
+            j += 1;
+        }
+        if j < t.len() && t[j] == b'\n' {
+            let body = &text[j + 1..];
+            return Some(body.find("```").map_or(body, |end| &body[..end]));
+        }
+        from = open + 1;
+    }
+    None
+}
+
+fn is_word_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'$'
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+}
+
+/// Rewrite LLM output into strict JSON text; `None` when it cannot become an object.
+pub fn repair(text: &str) -> Option<String> {
+    let text = fenced(text).unwrap_or(text);
+    let t = text.as_bytes();
+    let n = t.len();
+    let mut i = text.find('{')?;
+    let mut out = String::with_capacity(n + 16);
+    let mut stack: Vec<u8> = Vec::new();
+    while i < n {
+        let c = t[i];
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                out.push(c as char);
+                i += 1;
+            }
+            b'"' | b'\'' => i = quoted(text, i, c, &mut out),
+            b'{' | b'[' => {
+                stack.push(if c == b'{' { b'}' } else { b']' });
+                out.push(c as char);
+                i += 1;
+            }
+            b'}' | b']' => {
+                i += 1;
+                if stack.last() != Some(&c) {
+                    continue; // a stray closing bracket
+                }
+                stack.pop();
+                drop_trailing_comma(&mut out);
+                out.push(c as char);
+                if stack.is_empty() {
+                    break; // trailing prose is dropped
+                }
+            }
+            b',' | b':' => {
+                out.push(c as char);
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < n && is_number_byte(t[i]) {
+                    i += 1;
+                }
+                out.push_str(&text[start..i]);
+            }
+            c if is_word_start(c) => {
+                let start = i;
+                while i < n && is_word_byte(t[i]) {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                let literal = match word {
+                    "true" | "True" => Some("true"),
+                    "false" | "False" => Some("false"),
+                    "null" | "None" => Some("null"),
+                    _ => None,
+                };
+                if let Some(l) = literal {
+                    out.push_str(l);
+                } else if stack.last() == Some(&b'}') && t.get(ws(t, i)) == Some(&b':') {
+                    out.push('"');
+                    out.push_str(word);
+                    out.push('"');
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    if stack.is_empty() {
+        Some(out)
+    } else {
+        drop_trailing_comma(&mut out);
+        complete_partial(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_closes_prefixes() {
+        let cases = [
+            (r#"{"name": "Al"#, Some(r#"{"name": "Al"}"#)),
+            (r#"{"a": [1, 2, tr"#, Some(r#"{"a": [1, 2]}"#)),
+            (r#"{"a": 1, "b"#, Some(r#"{"a": 1}"#)),
+            (r#"{"a": 1."#, Some(r#"{"a": 1}"#)),
+            (r#"{"a":"x\u12"#, Some(r#"{"a":"x"}"#)),
+            (r#"{"a":"\ud83d"#, Some(r#"{"a":""}"#)),
+            (r#"{"a": {"#, Some(r#"{"a": {}}"#)),
+            ("{\"a\": tx", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(complete_partial(text).as_deref(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn repair_fixes_llm_output() {
+        let text = "Here:\n```json\n{'a': True, b: None, \"c\": [1,2,],}\n```\nthanks";
+        assert_eq!(
+            repair(text).as_deref(),
+            Some("{\"a\": true, \"b\": null, \"c\": [1,2]}")
+        );
+        assert_eq!(
+            repair("{\"a\": \"é\nx\"}}").as_deref(),
+            Some("{\"a\": \"é\\nx\"}")
+        );
+        assert_eq!(repair("{a: foo}"), None);
+        assert_eq!(repair("no object"), None);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let deep = "[".repeat(100_000);
+        assert!(complete_partial(&format!("{{\"a\":{deep}")).is_some());
+        assert!(repair(&format!("{{\"a\":{deep}")).is_some());
+    }
+}
