@@ -293,3 +293,33 @@ def test_chat_response_from_corpus(prefix: str, usage: tuple[int, int, int] | No
     assert generation.output.metadata.get('reasoning') == expected['reasoning']
     assert (response.id, response.model) == (expected['response_id'], expected['model'])
     assert [c.name for c in generation.output.tool_calls] == [c['name'] for c in expected['tool_calls']]
+
+
+def test_partial_arguments_after_every_fragment(core: SimpleNamespace) -> None:
+    """Case B27: the tool input is surfaced while it streams, fragment by fragment."""
+    case = load_case('B27')
+    agg = core.StreamAggregator('anthropic')
+    snapshots = []
+    for event in case['input']:
+        agg.feed(sse_from_payloads([event]))
+        if event['type'] == 'content_block_delta':
+            snapshots.append(agg.partial_arguments(0))
+    assert snapshots == case['expected']['partial_snapshots']
+    for bad in (1, -1, True, '0'):
+        with pytest.raises(IndexError, match='no tool call at index'):
+            agg.partial_arguments(bad)
+
+
+@pytest.mark.parametrize('fmt', ['openai-chat', 'gemini', 'ollama'])
+def test_partial_arguments_other_formats(core: SimpleNamespace, fmt: str) -> None:
+    if fmt == 'openai-chat':
+        body, _ = load_stream('002-openai-chat-single-call-usage-chunk')
+    elif fmt == 'gemini':
+        body, _ = load_stream('018-gemini3-partial-args-parallel-no-args')
+    else:
+        body = ndjson(load_case('B05')['input'])
+    agg = core.StreamAggregator(fmt)
+    agg.feed(body)
+    result = agg.result()
+    for i, call in enumerate(result['tool_calls']):
+        assert agg.partial_arguments(i) == json.loads(call['arguments'] or '{}')

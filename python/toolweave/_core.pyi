@@ -102,6 +102,14 @@ class StreamAggregator:
             rules; the top-level fields are choice 0.
         """
 
+    def partial_arguments(self, i: int) -> dict[str, Any]:
+        """Arguments of tool call ``i`` (a position in ``result()['tool_calls']``) so far, in partial mode.
+
+        Raises:
+            IndexError: No tool call at that position.
+            ToolArgumentsError: The arguments so far are not a prefix of a JSON object.
+        """
+
 def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'strict') -> dict[str, Any]:
     """Parse tool-call arguments as a JSON object (strict: RFC 8259, no extensions).
 

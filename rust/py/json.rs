@@ -61,7 +61,7 @@ fn parse_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Strict,
     Partial,
     Lenient,
@@ -90,7 +90,11 @@ fn try_object<'py>(py: Python<'py>, text: &str) -> Option<Bound<'py, PyDict>> {
     loads(py, text.as_bytes()).ok()?.cast_into::<PyDict>().ok()
 }
 
-fn parse_mode<'py>(py: Python<'py>, text: &str, mode: Mode) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn parse_mode<'py>(
+    py: Python<'py>,
+    text: &str,
+    mode: Mode,
+) -> PyResult<Bound<'py, PyDict>> {
     if mode == Mode::Strict || json::is_blank(text.as_bytes()) {
         return parse_str(py, text);
     }

@@ -1,10 +1,10 @@
 //! `StreamAggregator` for Python.
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
 use crate::errors::{show, CoreError};
 use crate::stream::formats::anthropic_blocks;
@@ -206,6 +206,42 @@ impl StreamAggregator {
             }
         }
         Ok(d)
+    }
+
+    /// Arguments of tool call `i` so far, parsed in partial mode.
+    fn partial_arguments<'py>(
+        slf: &Bound<'py, Self>,
+        i: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let index: Option<usize> = if i.is_instance_of::<PyBool>() {
+            None
+        } else {
+            i.extract::<isize>()
+                .ok()
+                .and_then(|i| usize::try_from(i).ok())
+        };
+        let args = {
+            let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+            match this.inner.inner_mut() {
+                Inner::OpenAiChat(s) => index
+                    .and_then(|i| s.main.tool_calls.get(i))
+                    .map(|c| c.arguments.clone()),
+                Inner::Generic(g) => {
+                    g.format.finalize(&mut g.message);
+                    index
+                        .and_then(|i| g.message.calls.get(i))
+                        .map(|c| c.arguments().to_owned())
+                }
+            }
+        };
+        match args {
+            Some(a) => super::json::parse_mode(py, &a, super::json::Mode::Partial),
+            None => Err(PyIndexError::new_err(format!(
+                "no tool call at index {}",
+                i.repr()?
+            ))),
+        }
     }
 
     #[getter]

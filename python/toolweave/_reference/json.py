@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from toolweave._reference.repair import complete_partial, repair
 from toolweave.exceptions import ToolArgumentsError
 
 __all__ = [
@@ -353,8 +354,6 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
 
 def _parse_repaired(s: str, mode: str) -> dict[str, Any]:
     """Partial or lenient mode on non-blank text (see :func:`parse_arguments`)."""
-    from toolweave._reference.repair import complete_partial, repair
-
     fixed: str | None
     if mode == 'partial':
         fixed = complete_partial(s)

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from toolweave._reference.formats import FORMATS, Message, normalize_finish_reason
-from toolweave._reference.json import MAX_DEPTH, NUMBER_TOO_LARGE, loads_strict, locate_error, show
+from toolweave._reference.json import MAX_DEPTH, NUMBER_TOO_LARGE, loads_strict, locate_error, parse_arguments, show
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 __all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
@@ -459,6 +459,24 @@ class StreamAggregator(_Choice):
             'blocks': blocks() if blocks is not None else [],
             'choices': [],
         }
+
+    def partial_arguments(self, i: int) -> dict[str, Any]:
+        """Arguments of tool call ``i`` so far, parsed in partial mode.
+
+        Raises:
+            IndexError: No tool call at index ``i`` (a position in ``result()['tool_calls']``).
+            ToolArgumentsError: The arguments so far are not a prefix of a JSON object.
+        """
+        calls = self._tool_calls() if self._fmt is None else self._other_calls()
+        if type(i) is not int or not 0 <= i < len(calls):
+            raise IndexError(f'no tool call at index {i!r}')
+        return parse_arguments(calls[i]['arguments'], 'partial')
+
+    def _other_calls(self) -> list[dict[str, Any]]:
+        finalize = getattr(self._fmt, 'finalize', None)
+        if finalize is not None:
+            finalize()
+        return self._message.tool_calls()
 
     def __repr__(self) -> str:
         return f'StreamAggregator(format={_quote(self._format)}, chunks={self._chunks})'
