@@ -11,7 +11,7 @@ from core_fixtures import IMPLEMENTATIONS, corpus_streams, load_case, load_strea
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolweave.chat.stream import aggregate_to_chat_response
-from toolweave.exceptions import ProviderStreamError, StreamFormatError
+from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 STREAMS = [n for n in corpus_streams(None) if n not in corpus_streams('openai-chat')]
 
@@ -244,16 +244,48 @@ def test_gemini_partial_args_paths(core: SimpleNamespace) -> None:
 
 
 OTHER_FORMATS = ['anthropic', 'openai-responses', 'gemini', 'ollama']
+SEEDS = [
+    b'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use"}}\n\n',
+    b'{"message":{"tool_calls":[{"function":{"arguments":[1]}}]},"done":true}\n',
+    b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$[0]","stringValue":"x"}]}}]}}]}\n\n',
+    b'data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c"}}\n\n',
+    b'data: {"choices":[{"index":1,"delta":{"content":"\xff"}}]}\n\n',
+]
 
 
-@settings(max_examples=150, deadline=None)
+def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any]) -> Any:
+    agg = IMPLEMENTATIONS[name].StreamAggregator(fmt, **options)
+    out: list[Any] = []
+    for piece in [*pieces, None]:
+        try:
+            out.append(agg.feed(piece) if piece is not None else agg.finish())
+        except (StreamFormatError, ProviderStreamError) as exc:
+            out.append((type(exc).__name__, str(exc), exc.chunks))
+    calls = agg.result()['tool_calls']
+    partial = []
+    for i in range(len(calls)):
+        try:
+            partial.append(agg.partial_arguments(i))
+        except ToolArgumentsError as exc:
+            partial.append(str(exc))
+    return out, agg.result(), partial
+
+
+@settings(max_examples=200, deadline=None)
 @given(
-    fmt=st.sampled_from(OTHER_FORMATS),
-    pieces=st.lists(st.binary(max_size=60) | st.sampled_from([b'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use"}}\n\n', b'{"message":{"tool_calls":[{"function":{"arguments":[1]}}]},"done":true}\n', b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$[0]","stringValue":"x"}]}}]}}]}\n\n']), max_size=8),
-)  # fmt: skip
-def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes]) -> None:
-    got = [run(IMPLEMENTATIONS[name], fmt, pieces) for name in ('rust', 'reference')]
-    assert got[0] == got[1]
+    fmt=st.sampled_from(['openai-chat', *OTHER_FORMATS]),
+    pieces=st.lists(st.binary(max_size=60) | st.sampled_from(SEEDS), max_size=8),
+    options=st.fixed_dictionaries(
+        {},
+        optional={
+            'max_event_bytes': st.sampled_from([8, 64, 200]),
+            'max_total_bytes': st.sampled_from([50, 300]),
+            'invalid_utf8': st.sampled_from(['reject', 'replace']),
+        },
+    ),
+)
+def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes], options: dict[str, Any]) -> None:
+    assert run_limited('rust', fmt, pieces, options) == run_limited('reference', fmt, pieces, options)
 
 
 def test_chat_response_ollama_case_b05(core: SimpleNamespace) -> None:
@@ -323,3 +355,68 @@ def test_partial_arguments_other_formats(core: SimpleNamespace, fmt: str) -> Non
     result = agg.result()
     for i, call in enumerate(result['tool_calls']):
         assert agg.partial_arguments(i) == json.loads(call['arguments'] or '{}')
+
+
+def test_limits_event_size_skips_to_the_end_of_the_event(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator('openai-chat', max_event_bytes=60)
+    with pytest.raises(StreamFormatError, match=r'^event of 79 bytes is larger than max_event_bytes \(60\)$') as info:
+        agg.feed(b'data: {"choices":[{"delta":{"content":"' + b'x' * 40)
+    assert info.value.chunks == []
+    assert agg.feed(b'x' * 1000) == []  # still the same event: skipped, nothing kept
+    chunks = agg.feed(b'yy"}}]}\n\ndata: {"choices":[{"delta":{"content":"ok"}}]}\n\n')
+    assert chunks == [{'choices': [{'delta': {'content': 'ok'}}]}]
+    assert agg.result()['text'] == 'ok'
+    with pytest.raises(StreamFormatError, match='event of 61 bytes'):
+        agg.feed(b'data: ' + b'{"a": "' + b'y' * 52 + b'"}\n\n')
+
+
+def test_limits_ndjson_event_size(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator('ollama', max_event_bytes=40)
+    with pytest.raises(StreamFormatError):
+        agg.feed(b'{"message": {"content": "' + b'x' * 30)
+    assert agg.feed(b'tail"}}\n{"message": {"content": "a"}}\n') == [{'message': {'content': 'a'}}]
+    assert agg.result()['text'] == 'a'
+
+
+def test_limits_total_size(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator('anthropic', max_total_bytes=100)
+    agg.feed(b'data: {"type":"ping"}\n\n')
+    with pytest.raises(StreamFormatError, match=r'^stream of 123 bytes is larger than max_total_bytes \(100\)$'):
+        agg.feed(b'x' * 100)
+    assert agg.result()['chunks'] == 1
+
+
+@pytest.mark.parametrize(
+    ('kwargs', 'message'),
+    [
+        ({'max_event_bytes': 0}, 'max_event_bytes must be an int of at least 1, not 0'),
+        ({'max_total_bytes': True}, 'max_total_bytes must be an int of at least 1, not True'),
+        ({'max_total_bytes': 1.5}, 'max_total_bytes must be an int of at least 1, not 1.5'),
+        ({'invalid_utf8': 'ignore'}, "invalid_utf8 must be 'reject' or 'replace', not 'ignore'"),
+    ],
+)
+def test_limit_arguments(core: SimpleNamespace, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        core.StreamAggregator('openai-chat', **kwargs)
+    assert str(info.value) == 'StreamAggregator() ' + message
+
+
+@pytest.mark.parametrize('fmt', ['openai-chat', *['anthropic', 'openai-responses', 'gemini', 'ollama']])
+def test_invalid_utf8_policy(core: SimpleNamespace, fmt: str) -> None:
+    line = b'{"message":{"content":"a\xffb"},"candidates":[{"content":{"parts":[{"text":"a\xffb"}]}}],"choices":[{"delta":{"content":"a\xffb"}}],"type":"response.output_text.delta","delta":"a\xffb"}'
+    body = line + b'\n' if fmt == 'ollama' else b'data: ' + line + b'\n\n'
+    with pytest.raises(StreamFormatError, match='data is not valid UTF-8'):
+        core.StreamAggregator(fmt).feed(body)
+    agg = core.StreamAggregator(fmt, invalid_utf8='replace')
+    (chunk,) = agg.feed(body)
+    assert chunk['delta'] == 'a\ufffdb'
+    if fmt != 'anthropic':
+        assert agg.result()['text'] == 'a\ufffdb'
+
+
+@pytest.mark.parametrize('fmt', ['openai-chat', 'anthropic', 'gemini'])
+def test_100k_nested_brackets_in_an_event_is_an_error(core: SimpleNamespace, fmt: str) -> None:
+    agg = core.StreamAggregator(fmt)
+    with pytest.raises(StreamFormatError, match='data is not valid JSON'):
+        agg.feed(b'data: {"a":' + b'[' * 100_000 + b'\n\n')
+    assert agg.feed(b'data: {}\n\n') == [{}]

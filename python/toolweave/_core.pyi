@@ -41,9 +41,24 @@ class StreamAggregator:
             ``'gemini'`` (``streamGenerateContent?alt=sse``) or ``'ollama'`` (native ``/api/chat``
             NDJSON: one JSON object per line). Another string raises ``ValueError``, a non-string
             ``TypeError``. The per-format rules are in ``toolweave._reference.formats``.
+        max_event_bytes: Largest event (its data, or its unfinished line) in bytes (default
+            16 MiB). A larger one raises ``StreamFormatError`` (``event`` 0) and is skipped up to
+            its end, so memory stays bounded; ``None`` means the default.
+        max_total_bytes: Largest stream in bytes (default 256 MiB); every ``feed()`` past it
+            raises ``StreamFormatError`` and its data is dropped.
+        invalid_utf8: ``'reject'`` (default: the event is a ``StreamFormatError``) or ``'replace'``
+            (invalid sequences in event data decode as U+FFFD, as ``bytes.decode(errors='replace')``).
+            Nesting deeper than 200 levels in an event is always a ``StreamFormatError``.
     """
 
-    def __new__(cls, format: str = 'openai-chat') -> StreamAggregator: ...
+    def __new__(
+        cls,
+        format: str = 'openai-chat',
+        *,
+        max_event_bytes: int | None = 16777216,
+        max_total_bytes: int | None = 268435456,
+        invalid_utf8: str | None = 'reject',
+    ) -> StreamAggregator: ...
     @property
     def format(self) -> str:
         """The format name given to the constructor."""

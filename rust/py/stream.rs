@@ -10,8 +10,8 @@ use crate::errors::{show, CoreError};
 use crate::stream::formats::anthropic_blocks;
 use crate::stream::openai_chat::ChoiceState;
 use crate::stream::{
-    normalize_finish_reason, quote_format, GenericAggregator, Inner, OpenAiChatAggregator, Outcome,
-    SseEvent, StreamAggregator as Core, SUPPORTED_FORMATS,
+    normalize_finish_reason, quote_format, GenericAggregator, Inner, Limits, OpenAiChatAggregator,
+    Outcome, SseEvent, StreamAggregator as Core, SUPPORTED_FORMATS,
 };
 
 /// Feeds at least this long are decoded and aggregated with the GIL released.
@@ -86,6 +86,22 @@ fn feed_data<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<FeedData<'a>> {
     )))
 }
 
+/// A limit argument: an `int` of at least 1 (not a `bool`); `None` means the default.
+fn positive(name: &str, v: Option<&Bound<'_, PyAny>>, default: usize) -> PyResult<usize> {
+    let Some(v) = v else { return Ok(default) };
+    if !v.is_instance_of::<PyBool>() {
+        if let Ok(n) = v.extract::<usize>() {
+            if n >= 1 {
+                return Ok(n);
+            }
+        }
+    }
+    Err(PyValueError::new_err(format!(
+        "StreamAggregator() {name} must be an int of at least 1, not {}",
+        v.repr()?
+    )))
+}
+
 fn in_use() -> PyErr {
     PyRuntimeError::new_err(
         "StreamAggregator is in use by another thread (a feed() or finish() is running); \
@@ -137,8 +153,41 @@ impl StreamAggregator {
 #[pymethods]
 impl StreamAggregator {
     #[new]
-    #[pyo3(signature = (format = FormatArg::Default), text_signature = "(format='openai-chat')")]
-    fn new(format: FormatArg<'_>) -> PyResult<Self> {
+    #[pyo3(
+        signature = (format = FormatArg::Default, *, max_event_bytes = None, max_total_bytes = None, invalid_utf8 = None),
+        text_signature = "(format='openai-chat', *, max_event_bytes=16777216, max_total_bytes=268435456, invalid_utf8='reject')"
+    )]
+    fn new(
+        format: FormatArg<'_>,
+        max_event_bytes: Option<&Bound<'_, PyAny>>,
+        max_total_bytes: Option<&Bound<'_, PyAny>>,
+        invalid_utf8: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let limits = Limits {
+            max_event_bytes: positive(
+                "max_event_bytes",
+                max_event_bytes,
+                Limits::default().max_event_bytes,
+            )?,
+            max_total_bytes: positive(
+                "max_total_bytes",
+                max_total_bytes,
+                Limits::default().max_total_bytes,
+            )?,
+            replace_invalid_utf8: match invalid_utf8 {
+                None => false,
+                Some(v) => match v.extract::<String>().as_deref() {
+                    Ok("reject") => false,
+                    Ok("replace") => true,
+                    _ => {
+                        return Err(PyValueError::new_err(format!(
+                            "StreamAggregator() invalid_utf8 must be 'reject' or 'replace', not {}",
+                            v.repr()?
+                        )))
+                    }
+                },
+            },
+        };
         let name = match &format {
             FormatArg::Default => SUPPORTED_FORMATS[0],
             FormatArg::Given(obj) => {
@@ -161,9 +210,9 @@ impl StreamAggregator {
                 name
             }
         };
-        Ok(Self {
-            inner: Core::new(name)?,
-        })
+        let mut inner = Core::new(name)?;
+        inner.set_limits(limits);
+        Ok(Self { inner })
     }
 
     #[getter]

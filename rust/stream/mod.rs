@@ -39,6 +39,35 @@ pub enum Outcome {
     Failed(CoreError),
 }
 
+/// Bounds on what a stream may make the aggregator hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest event (its data, or a pending line) in bytes.
+    pub max_event_bytes: usize,
+    /// Largest total number of bytes fed.
+    pub max_total_bytes: usize,
+    /// Decode invalid UTF-8 in event data with U+FFFD instead of rejecting the event.
+    pub replace_invalid_utf8: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_event_bytes: 16 << 20,
+            max_total_bytes: 256 << 20,
+            replace_invalid_utf8: false,
+        }
+    }
+}
+
+fn too_large(what: &str, size: usize, limit: &str, max: usize) -> Outcome {
+    Outcome::Failed(CoreError::StreamFormat {
+        message: format!("{what} of {size} bytes is larger than {limit} ({max})"),
+        event: 0,
+        excerpt: String::new(),
+    })
+}
+
 /// The aggregation state of one stream, by format.
 #[derive(Debug)]
 pub enum Inner {
@@ -54,6 +83,8 @@ pub struct StreamAggregator {
     decoder: SseDecoder,
     inner: Inner,
     format: &'static str,
+    limits: Limits,
+    total: usize,
 }
 
 impl StreamAggregator {
@@ -77,6 +108,8 @@ impl StreamAggregator {
             decoder,
             inner,
             format,
+            limits: Limits::default(),
+            total: 0,
         })
     }
 
@@ -87,9 +120,32 @@ impl StreamAggregator {
 
     /// Decode `data` and aggregate every completed event. Returns the events with their outcomes.
     pub fn feed(&mut self, data: &[u8]) -> Vec<(SseEvent, Outcome)> {
+        let max_total = self.limits.max_total_bytes;
+        self.total = self.total.saturating_add(data.len());
+        if self.total > max_total {
+            let outcome = too_large("stream", self.total, "max_total_bytes", max_total);
+            return vec![(SseEvent::default(), outcome)];
+        }
         let mut events = Vec::new();
         self.decoder.feed(data, &mut events);
-        self.process(events)
+        let mut out = self.process(events);
+        let pending = self.decoder.buffered();
+        if pending > self.limits.max_event_bytes {
+            self.decoder.discard_event();
+            let outcome = too_large(
+                "event",
+                pending,
+                "max_event_bytes",
+                self.limits.max_event_bytes,
+            );
+            out.push((SseEvent::default(), outcome));
+        }
+        out
+    }
+
+    /// Set the limits (before feeding).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
     }
 
     /// Flush the last event if the stream did not end with a blank line. Idempotent.
@@ -102,7 +158,20 @@ impl StreamAggregator {
     fn process(&mut self, events: Vec<SseEvent>) -> Vec<(SseEvent, Outcome)> {
         events
             .into_iter()
-            .map(|ev| {
+            .map(|mut ev| {
+                if ev.data.len() > self.limits.max_event_bytes {
+                    let outcome = too_large(
+                        "event",
+                        ev.data.len(),
+                        "max_event_bytes",
+                        self.limits.max_event_bytes,
+                    );
+                    ev.data.clear();
+                    return (ev, outcome);
+                }
+                if self.limits.replace_invalid_utf8 && std::str::from_utf8(&ev.data).is_err() {
+                    ev.data = String::from_utf8_lossy(&ev.data).into_owned().into_bytes();
+                }
                 let outcome = match &mut self.inner {
                     Inner::OpenAiChat(a) => a.process_event(&ev),
                     Inner::Generic(g) => g.process_event(&ev),

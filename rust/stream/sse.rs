@@ -28,6 +28,8 @@ pub struct SseDecoder {
     event: Vec<u8>,
     /// NDJSON mode (Ollama): every non-blank line is one event's data.
     ndjson: bool,
+    /// Skipping the rest of an event that grew too large (until its end).
+    discarding: bool,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -60,7 +62,9 @@ impl SseDecoder {
             if self.line.is_empty() {
                 self.process_line(&input[pos..end], out);
             } else {
-                self.line.extend_from_slice(&input[pos..end]);
+                if !self.discarding {
+                    self.line.extend_from_slice(&input[pos..end]);
+                }
                 let line = std::mem::take(&mut self.line);
                 self.process_line(&line, out);
                 self.line = line;
@@ -75,7 +79,23 @@ impl SseDecoder {
                 }
             }
         }
-        self.line.extend_from_slice(&input[pos..]);
+        if !self.discarding {
+            self.line.extend_from_slice(&input[pos..]);
+        }
+    }
+
+    /// Bytes held for the event in progress (its unfinished line plus its data so far).
+    pub fn buffered(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
+    /// Drop the event in progress and skip the rest of it (up to the blank line; NDJSON: the line).
+    pub fn discard_event(&mut self) {
+        self.line.clear();
+        self.data.clear();
+        self.has_data = false;
+        self.event.clear();
+        self.discarding = true;
     }
 
     /// End of stream: treat an unterminated last line as complete and dispatch the pending event
@@ -90,6 +110,12 @@ impl SseDecoder {
     }
 
     fn process_line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) {
+        if self.discarding {
+            if self.ndjson || line.is_empty() {
+                self.discarding = false;
+            }
+            return;
+        }
         if !self.seen_first_line {
             self.seen_first_line = true;
             if let Some(rest) = line.strip_prefix(BOM) {

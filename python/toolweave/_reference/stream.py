@@ -46,6 +46,10 @@ _BOM = b'\xef\xbb\xbf'
 _TRIM = b' \t\n\r\x0c'
 _BIG_DIGITS = re.compile(rb'[0-9]{19,}')
 _I64_MAX = 2**63 - 1
+MAX_EVENT_BYTES = 16 << 20
+"""Default largest event (its data, or its pending line) in bytes."""
+MAX_TOTAL_BYTES = 256 << 20
+"""Default largest stream (total bytes fed)."""
 _NUMBER_IN_DATA_TOO_LARGE = 'data has a number too large (more than 4300 integer digits)'
 
 
@@ -175,8 +179,24 @@ class _Choice:
 class StreamAggregator(_Choice):
     """Aggregates a raw streamed chat-completions response (see the module docstring)."""
 
-    def __init__(self, format: str = 'openai-chat') -> None:
+    def __init__(
+        self,
+        format: str = 'openai-chat',
+        *,
+        max_event_bytes: int | None = MAX_EVENT_BYTES,
+        max_total_bytes: int | None = MAX_TOTAL_BYTES,
+        invalid_utf8: str | None = 'reject',
+    ) -> None:
         super().__init__()
+        self._max_event = _positive('max_event_bytes', max_event_bytes, MAX_EVENT_BYTES)
+        self._max_total = _positive('max_total_bytes', max_total_bytes, MAX_TOTAL_BYTES)
+        if invalid_utf8 is not None and (
+            not isinstance(invalid_utf8, str) or invalid_utf8 not in ('reject', 'replace')
+        ):
+            raise ValueError(f"StreamAggregator() invalid_utf8 must be 'reject' or 'replace', not {invalid_utf8!r}")
+        self._replace_utf8 = invalid_utf8 == 'replace'
+        self._total = 0
+        self._discarding = False
         if not isinstance(format, str):
             raise TypeError(f"StreamAggregator() argument 'format' must be str, not {type(format).__name__}")
         if format not in SUPPORTED_FORMATS:
@@ -230,10 +250,14 @@ class StreamAggregator(_Choice):
             pos = m.end()
             if pos == n and m.group() == b'\r':
                 self._skip_lf = True
-        if pos < n:
+        if pos < n and not self._discarding:
             self._line += data[pos:]
 
     def _process_line(self, line: bytes, events: list[tuple[bytes, bytes]]) -> None:
+        if self._discarding:
+            if self._ndjson or not line:
+                self._discarding = False
+            return
         if not self._seen_first_line:
             self._seen_first_line = True
             if line.startswith(_BOM):
@@ -366,10 +390,19 @@ class StreamAggregator(_Choice):
                     other = self._others[index] = _Choice()
                 other._apply_choice(choice)
 
-    def _run(self, events: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
+    def _run(self, events: list[tuple[bytes, bytes]], tail: Exception | None = None) -> list[dict[str, Any]]:
         chunks: list[dict[str, Any]] = []
         failure: Exception | None = None
         for event, data in events:
+            if len(data) > self._max_event:
+                if failure is None:
+                    failure = _too_large('event', len(data), 'max_event_bytes', self._max_event)
+                continue
+            if self._replace_utf8:
+                try:
+                    data.decode('utf-8')
+                except UnicodeDecodeError:
+                    data = data.decode('utf-8', 'replace').encode()
             try:
                 chunk = self._process(event, data)
             except _Failure as f:
@@ -378,6 +411,8 @@ class StreamAggregator(_Choice):
                 continue
             if chunk is not None:
                 chunks.append(chunk)
+        if failure is None:
+            failure = tail
         if failure is not None:
             failure.chunks = chunks  # type: ignore[attr-defined]
             raise failure
@@ -393,9 +428,22 @@ class StreamAggregator(_Choice):
             ProviderStreamError: An ``event: error`` frame or a payload with a non-null ``error``.
             TypeError: ``data`` is not bytes, bytearray or a C-contiguous memoryview of 1-byte items.
         """
+        raw = _feed_bytes(data)
+        self._total += len(raw)
+        if self._total > self._max_total:
+            return self._run([], _too_large('stream', self._total, 'max_total_bytes', self._max_total))
         events: list[tuple[bytes, bytes]] = []
-        self._decode(_feed_bytes(data), events)
-        return self._run(events)
+        self._decode(raw, events)
+        pending = len(self._line) + sum(map(len, self._data)) + max(len(self._data) - 1, 0)
+        tail = None
+        if pending > self._max_event:
+            self._line = b''
+            self._data = []
+            self._has_data = False
+            self._event = b''
+            self._discarding = True
+            tail = _too_large('event', pending, 'max_event_bytes', self._max_event)
+        return self._run(events, tail)
 
     def finish(self) -> list[dict[str, Any]]:
         """End of stream: flush an event that had no closing blank line. Idempotent."""
@@ -480,6 +528,18 @@ class StreamAggregator(_Choice):
 
     def __repr__(self) -> str:
         return f'StreamAggregator(format={_quote(self._format)}, chunks={self._chunks})'
+
+
+def _positive(name: str, value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if type(value) is bool or not isinstance(value, int) or value < 1:
+        raise ValueError(f'StreamAggregator() {name} must be an int of at least 1, not {value!r}')
+    return int(value)
+
+
+def _too_large(what: str, size: int, limit: str, maximum: int) -> StreamFormatError:
+    return StreamFormatError(f'{what} of {size} bytes is larger than {limit} ({maximum})', 0, '')
 
 
 def _feed_bytes(data: Any) -> bytes:
