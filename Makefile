@@ -25,7 +25,7 @@ $(STAMP): | $(PY)
 	touch $@
 
 $(BUILT): $(STAMP) $(RUST_SRC)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint,bench
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint,bench,search
 	touch $@
 
 build: $(BUILT)

