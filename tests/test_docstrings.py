@@ -11,6 +11,11 @@ MODULES = [
     'toolweave.memory.window',
     'toolweave.memory.sqlite',
     'toolweave.memory.serialization',
+    'toolweave.search.base',
+    'toolweave.search.regex',
+    'toolweave.search.lexical',
+    'toolweave.search.vector',
+    'toolweave.search._tokenize',
 ]
 
 

@@ -21,7 +21,31 @@ _CJK_CHARS = '\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\
 _SPLIT_CJK = re.compile(f'[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+')
 _IS_CJK = re.compile(f'[{_CJK_CHARS}]')
 _STOP_WORDS = frozenset(
-    'a an and are as at be by for from in into is it its of on or that the this to with'.split()
+    [
+        'a',
+        'an',
+        'and',
+        'are',
+        'as',
+        'at',
+        'be',
+        'by',
+        'for',
+        'from',
+        'in',
+        'into',
+        'is',
+        'it',
+        'its',
+        'of',
+        'on',
+        'or',
+        'that',
+        'the',
+        'this',
+        'to',
+        'with',
+    ]
 )
 
 

@@ -122,11 +122,11 @@ def parameter_descriptions(schema: Mapping[str, Any]) -> list[str]:
 
 
 def searchable_text(definition: ToolDefinition, *, parameters: bool = True) -> str:
-    """The text a tool is found by: name, description and (optionally) parameter names and descriptions.
+    r"""The text a tool is found by: name, description and (optionally) parameter names and descriptions.
 
     >>> from toolweave.tools import ToolDefinition
     >>> searchable_text(ToolDefinition('get_weather', 'Current weather', {'properties': {'city': {'description': 'City'}}}))
-    'get_weather\\nCurrent weather\\ncity\\nCity'
+    'get_weather\nCurrent weather\ncity\nCity'
     """
     parts = [definition.name, definition.description]
     if parameters:

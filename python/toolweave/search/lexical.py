@@ -4,13 +4,15 @@ Scoring is delegated to `bm25s <https://github.com/xhluca/bm25s>`_ (Lucene's BM2
 ``k1=1.5``, ``b=0.75``, non-negative IDF); tokens come from :func:`toolweave.search._tokenize.tokenize`
 (words for Latin scripts, character unigrams + bigrams for Chinese/Japanese/Korean), so it finds the
 tools with Chinese descriptions that :class:`~toolweave.search.RegexToolIndex` (like Spring AI's regex
-index) loses. The tool name counts twice, so a query naming the tool ranks it first.
+index) loses. The tool name counts twice, and a query that is exactly a tool's name (case aside)
+ranks that tool first.
 
 Needs the ``search`` extra: ``pip install 'toolweave[search]'``.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -31,10 +33,9 @@ __all__ = ['LexicalToolIndex']
 
 def _load_bm25s() -> Any:
     try:
-        import bm25s
+        return importlib.import_module('bm25s')
     except ImportError as exc:  # pragma: no cover - the test environment installs the extra
         raise ImportError("LexicalToolIndex needs bm25s: pip install 'toolweave[search]'") from exc
-    return bm25s
 
 
 class LexicalToolIndex:
@@ -117,8 +118,13 @@ class LexicalToolIndex:
             ((float(score), position) for position, score in enumerate(scores) if score > 0),
             key=lambda item: (-item[0], item[1]),
         )
+        exact = query.strip().lower()
+        named = [item for item in ranked if definitions[item[1]].name.lower() == exact]
+        if named:  # the exact name wins, scored just above the best other match
+            ranked = [(ranked[0][0] + 1.0, named[0][1]), *(item for item in ranked if item is not named[0])]
         return [
-            ToolSearchResult(definitions[i].name, definitions[i].description, score) for score, i in ranked[:max_results]
+            ToolSearchResult(definitions[i].name, definitions[i].description, score)
+            for score, i in ranked[:max_results]
         ]
 
     def _build(self) -> tuple[list[ToolDefinition], Any]:

