@@ -24,19 +24,29 @@ IMPLEMENTATIONS = {
         StreamAggregator=rust_core.StreamAggregator,
         parse_arguments=rust_core.parse_arguments,
         UsageAccumulator=rust_core.UsageAccumulator,
+        SchemaValidator=rust_core.SchemaValidator,
+        hoist_defs_to_root=rust_core.hoist_defs_to_root,
+        forbid_additional_properties=rust_core.forbid_additional_properties,
+        upper_case_type_values=rust_core.upper_case_type_values,
+        to_dialect=rust_core.to_dialect,
     ),
     'reference': SimpleNamespace(
         name='reference',
         StreamAggregator=reference_core.StreamAggregator,
         parse_arguments=reference_core.parse_arguments,
         UsageAccumulator=reference_core.UsageAccumulator,
+        SchemaValidator=reference_core.SchemaValidator,
+        hoist_defs_to_root=reference_core.hoist_defs_to_root,
+        forbid_additional_properties=reference_core.forbid_additional_properties,
+        upper_case_type_values=reference_core.upper_case_type_values,
+        to_dialect=reference_core.to_dialect,
     ),
 }
 
 
 @pytest.fixture(params=['rust', 'reference'])
 def core(request: pytest.FixtureRequest) -> SimpleNamespace:
-    """The core API (StreamAggregator, parse_arguments, UsageAccumulator) of one implementation."""
+    """The core API (StreamAggregator, parse_arguments, UsageAccumulator, schema functions) of one implementation."""
     return IMPLEMENTATIONS[request.param]
 
 

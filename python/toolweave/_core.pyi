@@ -7,10 +7,15 @@ from collections.abc import Mapping
 from typing import Any, final
 
 __all__ = [
+    'SchemaValidator',
     'StreamAggregator',
     'UsageAccumulator',
     '__version__',
+    'forbid_additional_properties',
+    'hoist_defs_to_root',
     'parse_arguments',
+    'to_dialect',
+    'upper_case_type_values',
 ]
 
 __version__: str
@@ -183,3 +188,79 @@ class UsageAccumulator:
         """Number of non-None usages added."""
     def reset(self) -> None:
         """Forget everything."""
+
+def hoist_defs_to_root(schema: Mapping[str, Any], root_defs: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Move ``schema['$defs']`` into a copy of ``root_defs`` (Spring AI ``JsonSchemaGenerator`` rules).
+
+    Per definition: absent -> inserted; identical -> reused; different -> inserted as ``Name_2``,
+    ``Name_3``, ... (skipping names already used), with ``#/$defs/Name`` references rewritten in the
+    moved schema and in the definitions inserted by this call only. Inputs are not modified.
+
+    Returns:
+        ``(schema_without_defs, new_root_defs)``.
+
+    Raises:
+        TypeError: a value is not JSON (dict, list, str, int, float, bool, None; str keys).
+        ValueError: nesting deeper than 256, NaN/infinity, or an int outside the 64-bit range.
+    """
+
+def forbid_additional_properties(schema: Any) -> Any:
+    """A copy with ``additionalProperties: false`` on every object node that has ``properties`` and none of its own.
+
+    ``enum``/``const``/``default``/``examples`` values are data and are not walked.
+
+    Raises:
+        TypeError, ValueError: as :func:`hoist_defs_to_root`.
+    """
+
+def upper_case_type_values(schema: Any) -> Any:
+    """A copy with every ``type`` value upper-cased (``'string'`` -> ``'STRING'``; Spring ``UPPER_CASE_TYPE_VALUES``).
+
+    Raises:
+        TypeError, ValueError: as :func:`hoist_defs_to_root`.
+    """
+
+def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
+    """``schema`` rewritten for ``'openai-strict'``, ``'gemini'`` or ``'anthropic'`` (see the README table).
+
+    Unsupported keywords move into the node's description as ``key: <compact JSON>``.
+
+    Raises:
+        TypeError: ``dialect`` is not a str, or a value is not JSON.
+        ValueError: unknown dialect, nesting deeper than 256, or (Gemini) inlining past 100,000 nodes.
+    """
+
+@final
+class SchemaValidator:
+    """A compiled JSON Schema (the ``jsonschema`` crate; ``$ref`` is never fetched from the network or files).
+
+    Args:
+        schema: The schema (draft from its ``$schema``, else 2020-12). ``format`` is an annotation only.
+
+    Raises:
+        ValueError: ``schema`` is not a valid JSON Schema (or refers outside itself).
+        TypeError: ``schema`` is not a mapping or bool, or holds non-JSON values.
+    """
+
+    def __new__(cls, schema: Mapping[str, Any] | bool) -> SchemaValidator: ...
+    @property
+    def schema(self) -> Any:
+        """A copy of the schema."""
+    def is_valid(self, instance: Any) -> bool:
+        """Whether ``instance`` (a JSON value) satisfies the schema."""
+    def errors(self, instance: Any) -> list[dict[str, str]]:
+        """Every failure as ``{'pointer': JSON pointer into instance, 'keyword': str, 'message': str}``."""
+    def validate(self, instance: Any) -> None:
+        """Raise ``SchemaValidationError`` (a ``ValueError``) listing every failure.
+
+        Raises:
+            SchemaValidationError: ``instance`` is invalid; ``errors`` holds the failures.
+        """
+    def validate_json(self, data: str | bytes) -> Any:
+        """Parse a JSON object text (blank = ``{}``) and validate it in one step; returns the parsed value.
+
+        Raises:
+            ToolArgumentsError: not a JSON object text (position and excerpt as ``parse_arguments``).
+            SchemaValidationError: the object is invalid.
+            TypeError: ``data`` is not str or bytes.
+        """

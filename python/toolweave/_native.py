@@ -11,20 +11,57 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-__all__ = ['IMPLEMENTATION', 'StreamAggregator', 'UsageAccumulator', 'parse_arguments']
+__all__ = [
+    'IMPLEMENTATION',
+    'SchemaValidator',
+    'StreamAggregator',
+    'UsageAccumulator',
+    'forbid_additional_properties',
+    'hoist_defs_to_root',
+    'parse_arguments',
+    'to_dialect',
+    'upper_case_type_values',
+]
 
 IMPLEMENTATION: str
 """``'rust'`` or ``'reference'``."""
 
 if TYPE_CHECKING:
-    from toolweave._core import StreamAggregator, UsageAccumulator, parse_arguments
+    from toolweave._core import (
+        SchemaValidator,
+        StreamAggregator,
+        UsageAccumulator,
+        forbid_additional_properties,
+        hoist_defs_to_root,
+        parse_arguments,
+        to_dialect,
+        upper_case_type_values,
+    )
 
     IMPLEMENTATION = 'rust'
 elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
-    from toolweave._reference import StreamAggregator, UsageAccumulator, parse_arguments
+    from toolweave._reference import (
+        SchemaValidator,
+        StreamAggregator,
+        UsageAccumulator,
+        forbid_additional_properties,
+        hoist_defs_to_root,
+        parse_arguments,
+        to_dialect,
+        upper_case_type_values,
+    )
 
     IMPLEMENTATION = 'reference'
 else:
-    from toolweave._core import StreamAggregator, UsageAccumulator, parse_arguments
+    from toolweave._core import (
+        SchemaValidator,
+        StreamAggregator,
+        UsageAccumulator,
+        forbid_additional_properties,
+        hoist_defs_to_root,
+        parse_arguments,
+        to_dialect,
+        upper_case_type_values,
+    )
 
     IMPLEMENTATION = 'rust'

@@ -11,12 +11,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     'ChatModelError',
+    'InvalidToolArgumentsError',
     'LocalModelError',
     'ProviderStreamError',
+    'SchemaValidationError',
     'StreamFormatError',
     'ToolArgumentsError',
     'ToolCallLimitExceededError',
     'ToolExecutionError',
+    'ToolRetryBudgetExceededError',
 ]
 
 # --- Rust core (toolweave._core) -----------------------------------------------------------------
@@ -46,6 +49,24 @@ class ToolArgumentsError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.message, self.position, self.excerpt, self.line, self.column)
+
+
+class SchemaValidationError(ValueError):
+    """A value does not satisfy its JSON Schema (raised by ``SchemaValidator.validate``/``validate_json``).
+
+    Attributes:
+        message: ``'<pointer>: <reason>'`` per failure, joined by ``'; '`` (``/`` is the whole value).
+        errors: One dict per failure: ``pointer`` (JSON pointer, RFC 6901, into the value; ``''`` is
+            the whole value), ``keyword`` (the schema keyword that failed) and ``message``.
+    """
+
+    def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errors: list[dict[str, str]] = list(errors or [])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.message, self.errors)
 
 
 class StreamFormatError(ValueError):
@@ -161,3 +182,48 @@ class ToolCallLimitExceededError(RuntimeError):
         super().__init__(message)
         self.tool_name = tool_name
         self.partial_responses = tuple(partial_responses)
+
+
+class InvalidToolArgumentsError(ValueError):
+    """The model's arguments for a tool are invalid: not a JSON object, or failing the tool's schema.
+
+    It is the ``cause`` of the ``ToolExecutionError`` the callback raises; the message (``Invalid
+    arguments for tool '<name>': <field>: <reason>; ...``) goes back to the model as the tool response.
+
+    Attributes:
+        tool_name: The tool.
+        problems: One entry per failing field, ``'<field path>: <reason>'``.
+    """
+
+    def __init__(self, tool_name: str, problems: Sequence[str]) -> None:
+        self.tool_name = tool_name
+        self.problems = tuple(problems)
+        self.message = f"Invalid arguments for tool '{tool_name}': " + '; '.join(self.problems)
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.tool_name, self.problems)
+
+
+class ToolRetryBudgetExceededError(RuntimeError):
+    """The model kept sending invalid arguments to a tool past its ``max_retries`` budget in one turn.
+
+    Raised by the ``ToolCallingManager`` (it ends the run: the model is not asked again).
+
+    Attributes:
+        tool_name: The tool.
+        max_retries: The tool's budget (invalid calls answered with the error text before giving up).
+        last_error: The last validation message.
+    """
+
+    def __init__(self, tool_name: str, max_retries: int, last_error: str) -> None:
+        self.tool_name = tool_name
+        self.max_retries = max_retries
+        self.last_error = last_error
+        super().__init__(
+            f"The model sent invalid arguments to tool '{tool_name}' {max_retries + 1} times in this turn "
+            f'(max_retries={max_retries}); giving up. Last error: {last_error}'
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.tool_name, self.max_retries, self.last_error)

@@ -2,6 +2,7 @@
 
 mod errors;
 mod json;
+mod schema;
 mod stream;
 mod usage;
 
@@ -20,6 +21,8 @@ fn python_version() -> String {
 pub mod _core {
     #[pymodule_export]
     use super::json::parse_arguments;
+    #[pymodule_export]
+    use super::schema::{forbid_additional_properties, hoist_defs_to_root, to_dialect, upper_case_type_values, SchemaValidator};
     #[pymodule_export]
     use super::stream::StreamAggregator;
     #[pymodule_export]

@@ -5,7 +5,23 @@ Select them at run time with ``TOOLWEAVE_PURE=1`` (see :mod:`toolweave._native`)
 """
 
 from toolweave._reference.json import parse_arguments
+from toolweave._reference.schema import (
+    SchemaValidator,
+    forbid_additional_properties,
+    hoist_defs_to_root,
+    to_dialect,
+    upper_case_type_values,
+)
 from toolweave._reference.stream import StreamAggregator
 from toolweave._reference.usage import UsageAccumulator
 
-__all__ = ['StreamAggregator', 'UsageAccumulator', 'parse_arguments']
+__all__ = [
+    'SchemaValidator',
+    'StreamAggregator',
+    'UsageAccumulator',
+    'forbid_additional_properties',
+    'hoist_defs_to_root',
+    'parse_arguments',
+    'to_dialect',
+    'upper_case_type_values',
+]

@@ -31,6 +31,7 @@ class ToolSpec:
         result_converter: Turns the return value into text; ``None`` means the default converter.
         sequential: Run alone, never next to the turn's other calls (see ``ToolMetadata.sequential``).
         timeout: Seconds one call may take before the model gets an error text instead.
+        max_retries: Invalid-argument answers per turn before the run fails (default 1).
     """
 
     name: str | None = None
@@ -39,6 +40,7 @@ class ToolSpec:
     result_converter: ToolCallResultConverter | None = None
     sequential: bool = False
     timeout: float | None = None
+    max_retries: int = 1
 
 
 @overload
@@ -54,6 +56,7 @@ def tool(
     result_converter: ToolCallResultConverter | None = None,
     sequential: bool = False,
     timeout: float | None = None,
+    max_retries: int = 1,
 ) -> Callable[[F], F]: ...
 
 
@@ -67,6 +70,7 @@ def tool(
     result_converter: ToolCallResultConverter | None = None,
     sequential: bool = False,
     timeout: float | None = None,
+    max_retries: int = 1,
 ) -> F | Callable[[F], F]:
     """Mark a function, method or async function as a tool; usable bare (``@tool``) or called (``@tool(...)``).
 
@@ -78,17 +82,26 @@ def tool(
         result_converter: Converts the return value to text (default ``DefaultToolCallResultConverter``).
         sequential: Never run next to other calls of the same turn (e.g. a tool that writes shared state).
         timeout: Seconds one call may take; on expiry the model gets an error text (beyond Spring).
+        max_retries: Invalid-argument answers per turn before the run fails (default 1).
 
     Returns:
         The function itself, marked.
 
     Raises:
-        ValueError: ``timeout`` is not a positive number.
+        ValueError: ``timeout`` is not a positive number, or ``max_retries`` is negative.
+        TypeError: a parameter's type has no JSON Schema, or ``**kwargs`` is declared (checked at
+            decoration time; a forward reference that does not resolve yet is checked later).
     """
-    ToolMetadata(timeout=timeout)  # validates the timeout at decoration time
-    spec = ToolSpec(name, description, return_direct, result_converter, sequential, timeout)
+    ToolMetadata(timeout=timeout, max_retries=max_retries)  # validates timeout and max_retries at decoration time
+    spec = ToolSpec(name, description, return_direct, result_converter, sequential, timeout, max_retries)
 
     def mark(f: F) -> F:
+        from toolweave.tools.schema import function_schema  # schema imports this module's users
+
+        try:
+            function_schema(f)
+        except NameError:
+            pass  # forward reference not defined yet: checked when the callback is built
         setattr(f, TOOL_ATTRIBUTE, spec)
         return f
 

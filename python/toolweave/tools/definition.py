@@ -41,16 +41,21 @@ class ToolMetadata:
             calls after it start once it has returned (beyond Spring, which runs every call in order).
         timeout: Seconds the manager waits for one call; on expiry the model gets an error text
             (``None``: no limit, or the manager's ``default_timeout``).
+        max_retries: Invalid-argument calls per turn answered with the error text before the
+            manager gives up with ``ToolRetryBudgetExceededError`` (beyond Spring AI).
 
     Raises:
-        ValueError: ``timeout`` is not a positive number.
+        ValueError: ``timeout`` is not a positive number, or ``max_retries`` is negative.
     """
 
     return_direct: bool = False
     sequential: bool = False
     timeout: float | None = None
+    max_retries: int = 1
 
     def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise ValueError(f'max_retries must be >= 0, got {self.max_retries!r}')
         if self.timeout is not None and (
             isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or not self.timeout > 0
         ):

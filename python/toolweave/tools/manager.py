@@ -46,6 +46,7 @@ from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
 from toolweave.tools.provider import ToolCallbackResolver
+from toolweave.tools.retry import check_retry_budget
 
 __all__ = ['DefaultToolCallingManager', 'ToolCallingManager', 'ToolExecutionResult']
 
@@ -168,6 +169,7 @@ class DefaultToolCallingManager:
             ValueError: ``chat_response`` has no tool call.
             LookupError: a tool name is unknown (the calls before it have run).
             ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW``.
+            ToolRetryBudgetExceededError: a tool got invalid arguments past its ``max_retries`` this turn.
         """
         batch = _Batch(self, prompt, chat_response)
         for index, call in enumerate(batch.message.tool_calls):
@@ -261,6 +263,7 @@ class DefaultToolCallingManager:
             try:
                 text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
             except ToolExecutionError as error:
+                batch.check_retry_budget(callback, error)
                 text = self._process(error, span)
         batch.record(index, call, callback, text, span)
 
@@ -272,6 +275,7 @@ class DefaultToolCallingManager:
                 try:
                     text = await call_async(callback, batch.arguments(call), batch.context, self._timeout(callback))
                 except ToolExecutionError as error:
+                    batch.check_retry_budget(callback, error)
                     text = self._process(error, span)
             batch.record(index, call, callback, text, span)
 
@@ -368,6 +372,11 @@ class _Batch:
         callback = self.manager.find(self.prompt.options, call.name)
         self.counter.record(call.name)
         return callback
+
+    def check_retry_budget(self, callback: ToolCallback, error: ToolExecutionError) -> None:
+        """Raise ``ToolRetryBudgetExceededError`` past the tool's ``max_retries`` (see ``tools/retry.py``)."""
+        max_retries = getattr(callback.tool_metadata, 'max_retries', 1)
+        check_retry_budget(error, self.prompt.messages, self.responses(), max_retries)
 
     @staticmethod
     def arguments(call: ToolCall) -> str:

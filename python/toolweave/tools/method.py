@@ -1,29 +1,40 @@
 """``MethodToolCallback``: a Python function as a tool (Spring AI ``MethodToolCallback``).
 
-Arguments go through two steps: the Rust core parses the model's JSON text
-(:func:`toolweave._native.parse_arguments`), then pydantic-core validates and coerces each
-parameter in lax mode (``"3"`` for an ``int`` becomes ``3``; dates, enums and models are built).
+Arguments are validated and coerced by pydantic-core in one step from the raw text
+(``validate_json`` on a TypedDict of the parameters, unknown keys rejected), in lax mode (``"3"``
+for an ``int`` becomes ``3``; dates, enums and models are built). When that fails, the slow path
+gives the precise reasons: the Rust core parses the text (:func:`toolweave._native.parse_arguments`,
+with the error position), fields of nested models that admit ``None`` and were left out are filled
+with ``None`` (Spring's required rule says they are optional), and each parameter is validated on
+its own so that every failing field is listed in the ``ToolExecutionError`` message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import inspect
 import logging
 import re
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
 import pydantic
 
 from toolweave._native import parse_arguments
-from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
+from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
-from toolweave.tools.schema import FunctionSchema, ParameterSchema, function_schema, name_to_description
+from toolweave.tools.schema import (
+    FunctionSchema,
+    ParameterSchema,
+    SchemaOption,
+    function_schema,
+    name_to_description,
+)
 
 __all__ = ['MethodToolCallback']
 
@@ -58,6 +69,8 @@ class MethodToolCallback:
             else the name split into words).
         return_direct: Return the result to the caller instead of the model.
         result_converter: Return value -> text (default :class:`DefaultToolCallResultConverter`).
+        max_retries: Invalid-argument answers per turn before the run fails (default: ``@tool``'s, else 1).
+        schema_options: :class:`~toolweave.tools.schema.SchemaOption` values for the input schema.
 
     Raises:
         TypeError: ``func`` takes ``**kwargs`` or has a parameter type with no JSON Schema.
@@ -71,17 +84,29 @@ class MethodToolCallback:
         description: str | None = None,
         return_direct: bool | None = None,
         result_converter: ToolCallResultConverter | None = None,
+        max_retries: int | None = None,
+        schema_options: Collection[SchemaOption] = (),
     ) -> None:
+        if isinstance(func, staticmethod):
+            func = func.__func__
+        if isinstance(func, classmethod):
+            raise TypeError('pass the bound class method (Class.method), not the classmethod object')
         spec = get_tool_spec(func)
         self._func = func
-        self._schema: FunctionSchema = function_schema(func)
+        self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
         tool_name = name or (spec.name if spec else None) or func.__name__
         check_tool_name(tool_name)
         text = description or (spec.description if spec else None) or self._schema.summary
         self._definition = ToolDefinition(tool_name, text or name_to_description(tool_name), self._schema.input_schema)
         direct = return_direct if return_direct is not None else bool(spec and spec.return_direct)
-        self._metadata = ToolMetadata(direct, bool(spec and spec.sequential), spec.timeout if spec else None)
+        retries = max_retries if max_retries is not None else (spec.max_retries if spec else 1)
+        self._metadata = ToolMetadata(
+            return_direct=direct,
+            sequential=bool(spec and spec.sequential),
+            timeout=spec.timeout if spec else None,
+            max_retries=retries,
+        )
         converter = result_converter or (spec.result_converter if spec else None)
         self._converter: ToolCallResultConverter = converter or DefaultToolCallResultConverter()
 
@@ -165,11 +190,14 @@ class MethodToolCallback:
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         if not tool_input.strip():
             raise ValueError('tool_input cannot be null or empty')
-        try:
-            raw = parse_arguments(tool_input)
-        except ToolArgumentsError as exc:
-            raise ToolExecutionError(self._definition, exc) from exc
-        values = self._validate(raw)
+        values = self._validate_fast(tool_input)
+        if values is None:
+            try:
+                raw = parse_arguments(tool_input)
+            except ToolArgumentsError as exc:
+                message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
+                raise ToolExecutionError(self._definition, exc, message) from exc
+            values = self._validate(raw)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param in self._schema.parameters:
@@ -183,6 +211,20 @@ class MethodToolCallback:
             kwargs[self._schema.context_parameter] = tool_context
         return args, kwargs
 
+    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
+        """One step from the text (pydantic ``validate_json``); ``None`` when it fails or is unavailable."""
+        adapter = self._schema.arguments
+        if adapter is None:
+            return None
+        try:
+            values: dict[str, Any] = adapter.validate_json(tool_input)
+        except pydantic.ValidationError:
+            return None
+        for param in self._schema.parameters:
+            if param.name not in values:
+                values[param.name] = None if param.default is inspect.Parameter.empty else param.default
+        return values
+
     def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
         problems: list[str] = [f'unexpected argument {key!r}' for key in raw if key not in self._param_names]
@@ -190,12 +232,16 @@ class MethodToolCallback:
             try:
                 values[param.name] = _validate_parameter(param, raw)
             except pydantic.ValidationError as exc:
+                filled = _fill_missing_nullable(param, raw, exc)
+                if filled is not None:
+                    values[param.name] = filled
+                    continue
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
                 problems.append(f'{param.name}: missing required argument')
         if problems:
-            message = f"Invalid arguments for tool '{self._definition.name}': " + '; '.join(problems)
-            raise ToolExecutionError(self._definition, ValueError(message), message)
+            cause = InvalidToolArgumentsError(self._definition.name, problems)
+            raise ToolExecutionError(self._definition, cause, cause.message)
         return values
 
 
@@ -207,6 +253,33 @@ def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
     if not param.required:
         return None
     raise KeyError(param.name)
+
+
+def _fill_missing_nullable(param: ParameterSchema, raw: Mapping[str, Any], exc: pydantic.ValidationError) -> Any:
+    """Retry with ``None`` for nested fields reported missing; the value if that validates, else ``None``.
+
+    The schema leaves fields that admit ``None`` out of ``required`` (Spring's rule) while pydantic
+    requires them when they have no default; a field that does not admit ``None`` still fails.
+    """
+    errors = exc.errors(include_url=False)
+    if param.name not in raw or not errors or any(e['type'] != 'missing' or not e['loc'] for e in errors):
+        return None
+    value = copy.deepcopy(raw[param.name])
+    for error in errors:
+        node = value
+        *path, last = error['loc']
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if not isinstance(node, dict):
+            return None
+        node[last] = None
+    try:
+        return param.adapter.validate_python(value)
+    except pydantic.ValidationError:
+        return None
 
 
 def _describe(name: str, error: Any) -> str:

@@ -8,32 +8,51 @@ then assembled into one object schema by Spring's rules:
 * required, first rule that applies: ``ToolParam(required=...)``; the type admits ``None`` -> not
   required; a default -> not required; else required (``PROPERTY_REQUIRED_BY_DEFAULT``);
 * each parameter's ``$defs`` hoisted to the root (identical -> reused, different -> ``Name_2`` ...);
-* the top-level ``format`` of each parameter removed, ``additionalProperties: false`` on objects.
+* the top-level ``format`` of each parameter removed, ``additionalProperties: false`` on every
+  object node with ``properties`` and none of its own (``dict[str, X]`` keeps its value schema,
+  ``dict[str, Any]`` stays open); :class:`SchemaOption` turns this off or upper-cases type names;
+* fields of nested pydantic models, dataclasses and TypedDicts follow the same required rule
+  (a field whose type admits ``None`` is not required; ``Required``/``NotRequired`` honoured).
 
-A ``ToolContext`` parameter, ``self``/``cls`` and ``*args`` are skipped; ``**kwargs`` is rejected.
+The ``$defs`` hoisting and the ``additionalProperties`` walk run in the Rust core
+(:mod:`toolweave._native`). A ``ToolContext`` parameter, ``self``/``cls`` and ``*args`` are skipped; ``**kwargs`` is rejected.
 Results are cached per function, so a second call is a dictionary lookup.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import docstring_parser
 import orjson
 import pydantic
+import typing_extensions
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import core_schema
 
+from toolweave._native import forbid_additional_properties, hoist_defs_to_root, upper_case_type_values
 from toolweave.tools.context import ToolContext
 from toolweave.tools.param import ToolParam
 
-__all__ = ['FunctionSchema', 'ParameterSchema', 'function_schema', 'name_to_description']
+__all__ = ['FunctionSchema', 'ParameterSchema', 'SchemaOption', 'function_schema', 'name_to_description']
+
+
+class SchemaOption(enum.Enum):
+    """Options of :func:`function_schema` (Spring AI ``JsonSchemaGenerator.SchemaOption``)."""
+
+    ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT = 'allow_additional_properties_by_default'
+    """Do not add ``additionalProperties: false`` (the root and nested objects stay open)."""
+    UPPER_CASE_TYPE_VALUES = 'upper_case_type_values'
+    """``"type": "string"`` -> ``"STRING"`` (the OpenAPI form of Vertex AI / Gemini)."""
 
 SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'
 _MISSING: Any = inspect.Parameter.empty
@@ -49,6 +68,7 @@ class ParameterSchema:
         required: Whether the schema lists it as required.
         default: The Python default, or ``inspect.Parameter.empty``.
         keyword_only: Passed by keyword (after ``*``) rather than position.
+        annotation: The resolved type annotation.
     """
 
     name: str
@@ -56,6 +76,7 @@ class ParameterSchema:
     required: bool
     default: Any
     keyword_only: bool
+    annotation: Any = Any
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,9 @@ class FunctionSchema:
         context_parameter: Name of the ``ToolContext`` parameter, if any.
         summary: Docstring summary plus body (``''`` when there is no docstring).
         is_async: Whether the function is a coroutine function.
+        arguments: Validates the whole argument object in one step (``validate_json`` on the raw
+            text): a TypedDict of the parameters, unknown keys forbidden; absent optional
+            parameters are left out (the caller fills in defaults).
     """
 
     input_schema: dict[str, Any]
@@ -75,6 +99,7 @@ class FunctionSchema:
     context_parameter: str | None
     summary: str
     is_async: bool
+    arguments: pydantic.TypeAdapter[Any] | None = None
 
 
 def name_to_description(name: str) -> str:
@@ -83,21 +108,62 @@ def name_to_description(name: str) -> str:
     return ' '.join(spaced.lower().split())
 
 
-def function_schema(func: Callable[..., Any]) -> FunctionSchema:
-    """The :class:`FunctionSchema` of ``func``, built once per underlying function.
+def function_schema(func: Callable[..., Any], options: Collection[SchemaOption] = ()) -> FunctionSchema:
+    """The :class:`FunctionSchema` of ``func``, built once per underlying function and options.
 
-    Bound methods share the cache entry of their function (``self`` is skipped), so the cache
-    never keeps instances alive.
+    Bound methods share the cache entry of their function (``self`` is skipped), and static or
+    class methods are unwrapped, so the cache never keeps instances alive. A second call costs a
+    dictionary lookup.
+
+    Args:
+        func: A function, bound method, ``staticmethod`` or ``classmethod`` object.
+        options: :class:`SchemaOption` values.
 
     Raises:
         TypeError: ``func`` takes ``**kwargs``, or a parameter's type has no JSON Schema
             (the message names the parameter and the type).
     """
-    return _function_schema(getattr(func, '__func__', func))
+    key = options if isinstance(options, frozenset) else frozenset(options)
+    return _function_schema(getattr(func, '__func__', func), key)
+
+
+class _ToolJsonSchema(GenerateJsonSchema):
+    """pydantic's generator with Spring's required rule for fields of models and dataclasses.
+
+    A field with a default is optional (pydantic's rule); a field whose type admits ``None`` is
+    optional too (Spring's rule; the callback fills in ``None`` when the model leaves it out).
+    TypedDict keys keep what the TypedDict declares (``total``, ``Required``, ``NotRequired``),
+    since a TypedDict value without a required key is invalid.
+    """
+
+    def field_is_required(
+        self,
+        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
+        total: bool,
+    ) -> bool:
+        if not super().field_is_required(field, total):
+            return False
+        if field['type'] == 'typed-dict-field':
+            return True
+        return not _core_admits_none(field['schema'])
+
+
+def _core_admits_none(schema: Any) -> bool:
+    for _ in range(16):
+        kind = schema.get('type')
+        if kind in ('nullable', 'none'):
+            return True
+        if kind in ('function-after', 'function-before', 'function-wrap') and 'schema' in schema:
+            schema = schema['schema']
+            continue
+        if kind == 'union':
+            return any(_core_admits_none(c[0] if isinstance(c, tuple) else c) for c in schema['choices'])
+        return False
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
-def _function_schema(func: Callable[..., Any]) -> FunctionSchema:
+def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption]) -> FunctionSchema:
     docstring = docstring_parser.parse(inspect.getdoc(func) or '')
     doc_params = {p.arg_name: p.description or '' for p in docstring.params}
     hints = typing.get_type_hints(func, include_extras=True)
@@ -116,17 +182,38 @@ def _function_schema(func: Callable[..., Any]) -> FunctionSchema:
         if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ('self', 'cls'):
             continue
         parameter, schema = _parameter(func, param, annotation, doc_params.get(param.name))
-        properties[param.name] = _hoist_defs(schema, defs)
+        properties[param.name], defs = hoist_defs_to_root(schema, defs)
         parameters.append(parameter)
         if parameter.required:
             required.append(param.name)
     input_schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, 'type': 'object'}
     if defs:
         input_schema['$defs'] = defs
-    input_schema.update(properties=properties, required=required, additionalProperties=False)
-    forbid_additional_properties(input_schema)
+    input_schema.update(properties=properties, required=required)
+    if SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT not in options:
+        input_schema['additionalProperties'] = False
+        input_schema = forbid_additional_properties(input_schema)
+    if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
+        input_schema = upper_case_type_values(input_schema)
     summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
-    return FunctionSchema(input_schema, tuple(parameters), context_parameter, summary, _is_async(func))
+    arguments = _arguments_adapter(func, parameters, SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options)
+    return FunctionSchema(input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments)
+
+
+def _arguments_adapter(
+    func: Callable[..., Any], parameters: list[ParameterSchema], allow_extra: bool
+) -> pydantic.TypeAdapter[Any] | None:
+    """A TypedDict adapter of all parameters, for the one-step ``validate_json`` path (``None`` if unbuildable)."""
+    fields = {
+        p.name: (typing_extensions.Required if p.required else typing_extensions.NotRequired)[p.annotation]
+        for p in parameters
+    }
+    try:
+        arguments: Any = typing_extensions.TypedDict(f'{func.__name__}_arguments', fields)  # type: ignore[operator]
+        arguments.__pydantic_config__ = pydantic.ConfigDict(extra='allow' if allow_extra else 'forbid')
+        return pydantic.TypeAdapter(arguments)
+    except Exception:  # noqa: BLE001 - the per-parameter path still works; this is only the fast path
+        return None
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
@@ -145,7 +232,7 @@ def _parameter(
     tool_param, field_description = _annotated_metadata(annotation)
     try:
         adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
-        schema = adapter.json_schema(ref_template='#/$defs/{model}')
+        schema = adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
         raise TypeError(
             f'tool {func.__qualname__!r}: parameter {param.name!r} has type {annotation!r} with no JSON Schema: {exc}'
@@ -159,7 +246,7 @@ def _parameter(
         _set_default(schema, param.default)
     required = _is_required(tool_param, annotation, param.default)
     keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
-    return ParameterSchema(param.name, adapter, required, param.default, keyword_only), schema
+    return ParameterSchema(param.name, adapter, required, param.default, keyword_only, annotation), schema
 
 
 def _set_default(schema: dict[str, Any], default: Any) -> None:
@@ -195,47 +282,3 @@ def _admits_none(annotation: Any) -> bool:
     if origin is Union or origin is types.UnionType:
         return any(_admits_none(arg) for arg in get_args(annotation))
     return False
-
-
-def _hoist_defs(schema: dict[str, Any], root_defs: dict[str, Any]) -> dict[str, Any]:
-    """Move ``schema['$defs']`` into ``root_defs``: identical -> reuse, different -> ``Name_2``, ``Name_3`` ..."""
-    local = schema.pop('$defs', None)
-    if not local:
-        return schema
-    renames: dict[str, str] = {}
-    for name, definition in local.items():
-        if root_defs.get(name, definition) == definition:
-            continue
-        suffix = 2
-        while f'{name}_{suffix}' in root_defs or f'{name}_{suffix}' in local or f'{name}_{suffix}' in renames.values():
-            suffix += 1
-        renames[name] = f'{name}_{suffix}'
-    moved = _rewrite_refs({'schema': schema, 'defs': local}, renames) if renames else {'schema': schema, 'defs': local}
-    for name, definition in moved['defs'].items():
-        root_defs.setdefault(renames.get(name, name), definition)
-    result: dict[str, Any] = moved['schema']
-    return result
-
-
-def _rewrite_refs(node: Any, renames: Mapping[str, str]) -> Any:
-    if isinstance(node, dict):
-        out = {key: _rewrite_refs(value, renames) for key, value in node.items()}
-        ref = out.get('$ref')
-        if isinstance(ref, str) and ref.startswith('#/$defs/') and ref[8:] in renames:
-            out['$ref'] = '#/$defs/' + renames[ref[8:]]
-        return out
-    if isinstance(node, list):
-        return [_rewrite_refs(item, renames) for item in node]
-    return node
-
-
-def forbid_additional_properties(node: Any) -> None:
-    """Add ``additionalProperties: false`` to every object node with ``properties`` and none of its own."""
-    if isinstance(node, dict):
-        if 'properties' in node and 'additionalProperties' not in node:
-            node['additionalProperties'] = False
-        for value in node.values():
-            forbid_additional_properties(value)
-    elif isinstance(node, list):
-        for item in node:
-            forbid_additional_properties(item)

@@ -1,0 +1,330 @@
+//! Schema functions and `SchemaValidator` for Python: Python JSON values <-> [`serde_json::Value`].
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
+use serde_json::{Map, Number, Value};
+
+use crate::schema::{self, dialect, validate, SchemaError, MAX_DEPTH};
+
+impl From<SchemaError> for PyErr {
+    fn from(err: SchemaError) -> PyErr {
+        PyValueError::new_err(err.0)
+    }
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string())
+}
+
+/// A Python JSON value (dict/Mapping, list/tuple, str, int, float, bool, None) -> `Value`.
+pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "JSON value nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::Number(i.into()));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::Number(u.into()));
+        }
+        return Err(PyValueError::new_err(
+            "integer out of the 64-bit range cannot be used in a JSON Schema value",
+        ));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| PyValueError::new_err("NaN and infinity are not JSON values"));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            map.insert(key_of(&k)?, to_value(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut out = Vec::new();
+        for item in obj.try_iter()? {
+            out.push(to_value(&item?, depth + 1)?);
+        }
+        return Ok(Value::Array(out));
+    }
+    if let Ok(m) = obj.cast::<PyMapping>() {
+        let mut map = Map::new();
+        for item in m.items()?.iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            map.insert(key_of(&k)?, to_value(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{} is not a JSON value (expected dict, list, str, int, float, bool or None)",
+        type_name(obj)
+    )))
+}
+
+fn key_of(k: &Bound<'_, PyAny>) -> PyResult<String> {
+    match k.cast::<PyString>() {
+        Ok(s) => Ok(s.to_str()?.to_owned()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "JSON object keys must be str, not {}",
+            type_name(k)
+        ))),
+    }
+}
+
+/// `Value` -> Python (dict, list, str, int, float, bool, None).
+pub(crate) fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn to_object(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<String, Value>> {
+    match to_value(obj, 0)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be a mapping, not {}",
+            type_name(obj)
+        ))),
+    }
+}
+
+/// Move `schema['$defs']` into `root_defs`; returns `(schema_without_defs, new_root_defs)`.
+#[pyfunction]
+pub fn hoist_defs_to_root<'py>(
+    py: Python<'py>,
+    schema: &Bound<'py, PyAny>,
+    root_defs: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let value = to_value(schema, 0)?;
+    let mut defs = to_object(root_defs, "root_defs")?;
+    let out = schema::hoist_defs_to_root(value, &mut defs)?;
+    Ok((to_py(py, &out)?, to_py(py, &Value::Object(defs))?))
+}
+
+/// A copy of `schema` with `additionalProperties: false` on every object node with `properties`.
+#[pyfunction]
+pub fn forbid_additional_properties<'py>(
+    py: Python<'py>,
+    schema: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut value = to_value(schema, 0)?;
+    schema::forbid_additional_properties(&mut value)?;
+    to_py(py, &value)
+}
+
+/// A copy of `schema` with every `type` value upper-cased.
+#[pyfunction]
+pub fn upper_case_type_values<'py>(
+    py: Python<'py>,
+    schema: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut value = to_value(schema, 0)?;
+    schema::upper_case_type_values(&mut value)?;
+    to_py(py, &value)
+}
+
+/// `schema` rewritten for a provider dialect.
+#[pyfunction]
+pub fn to_dialect<'py>(
+    py: Python<'py>,
+    schema: &Bound<'py, PyAny>,
+    dialect: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let name = dialect.cast::<PyString>().map_err(|_| {
+        PyTypeError::new_err(format!("dialect must be a str, not {}", type_name(dialect)))
+    })?;
+    let which = dialect::Dialect::parse(name.to_str()?)?;
+    let value = to_value(schema, 0)?;
+    let out = py.detach(|| dialect::to_dialect(&value, which))?;
+    to_py(py, &out)
+}
+
+static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = VALIDATION_ERROR.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+            Ok(py
+                .import("toolweave.exceptions")?
+                .getattr("SchemaValidationError")?
+                .cast_into::<PyType>()?
+                .unbind())
+        })?;
+        let errors = PyList::empty(py);
+        for issue in issues {
+            let d = PyDict::new(py);
+            d.set_item("pointer", &issue.pointer)?;
+            d.set_item("keyword", &issue.keyword)?;
+            d.set_item("message", &issue.message)?;
+            errors.append(d)?;
+        }
+        let message = issues
+            .iter()
+            .map(|i| {
+                let at = if i.pointer.is_empty() { "/" } else { &i.pointer };
+                format!("{at}: {}", i.message)
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Ok(PyErr::from_value(cls.bind(py).call1((message, errors))?))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// Inputs at least this long are parsed and validated with the GIL released.
+const DETACH_BYTES: usize = 1 << 16;
+
+/// A compiled JSON Schema (`jsonschema` crate; no network or file access for `$ref`).
+#[pyclass(module = "toolweave._core", frozen)]
+pub struct SchemaValidator {
+    inner: validate::Validator,
+    schema: Value,
+}
+
+impl SchemaValidator {
+    fn check(&self, py: Python<'_>, value: &Value) -> PyResult<()> {
+        if self.inner.is_valid(value) {
+            return Ok(());
+        }
+        Err(validation_error(py, &self.inner.issues(value)))
+    }
+}
+
+#[pymethods]
+impl SchemaValidator {
+    #[new]
+    fn new(schema: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let value = to_value(schema, 0)?;
+        if !value.is_object() && !value.is_boolean() {
+            return Err(PyTypeError::new_err(format!(
+                "schema must be a mapping or a bool, not {}",
+                type_name(schema)
+            )));
+        }
+        Ok(SchemaValidator {
+            inner: validate::Validator::new(&value)?,
+            schema: value,
+        })
+    }
+
+    /// A copy of the schema.
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.schema)
+    }
+
+    fn is_valid(&self, instance: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.inner.is_valid(&to_value(instance, 0)?))
+    }
+
+    fn errors<'py>(&self, py: Python<'py>, instance: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let value = to_value(instance, 0)?;
+        let out = PyList::empty(py);
+        for issue in self.inner.issues(&value) {
+            let d = PyDict::new(py);
+            d.set_item("pointer", issue.pointer)?;
+            d.set_item("keyword", issue.keyword)?;
+            d.set_item("message", issue.message)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    fn validate(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check(py, &to_value(instance, 0)?)
+    }
+
+    fn validate_json<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let bytes: &[u8] = if let Ok(s) = data.cast::<PyString>() {
+            match s.to_str() {
+                Ok(t) => t.as_bytes(),
+                Err(_) => return self.validate_slow(py, data),
+            }
+        } else if let Ok(b) = data.cast::<PyBytes>() {
+            b.as_bytes()
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "validate_json() expects str or bytes, got {}",
+                type_name(data)
+            )));
+        };
+        let work = || match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) if v.is_object() => {
+                let ok = self.inner.is_valid(&v);
+                Some((v, ok))
+            }
+            _ => None,
+        };
+        let parsed = if bytes.len() >= DETACH_BYTES { py.detach(work) } else { work() };
+        match parsed {
+            Some((v, true)) => to_py(py, &v),
+            Some((v, false)) => Err(validation_error(py, &self.inner.issues(&v))),
+            None => self.validate_slow(py, data),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let text = self.schema.to_string();
+        let short: String = text.chars().take(60).collect();
+        if short.len() < text.len() {
+            format!("SchemaValidator({short}...)")
+        } else {
+            format!("SchemaValidator({short})")
+        }
+    }
+}
+
+impl SchemaValidator {
+    /// Not a JSON object (or not UTF-8): `parse_arguments` raises the precise `ToolArgumentsError`,
+    /// or accepts a blank text as `{}`, which is then validated.
+    fn validate_slow<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let parsed = super::json::parse_arguments(py, data)?;
+        let value = to_value(parsed.as_any(), 0)?;
+        self.check(py, &value)?;
+        Ok(parsed.into_any())
+    }
+}
