@@ -87,9 +87,7 @@ class Page(pydantic.BaseModel, Generic[T]):
     next_cursor: Optional[str] = None
 
 
-def get_weather(
-    city: Annotated[str, ToolParam(description='City name')], unit: Unit = Unit.C, days: int = 1
-) -> str:
+def get_weather(city: Annotated[str, ToolParam(description='City name')], unit: Unit = Unit.C, days: int = 1) -> str:
     """Get the weather forecast for a city."""
     return city
 

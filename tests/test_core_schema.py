@@ -25,16 +25,23 @@ def test_hoist_rules(core):
 def test_hoist_rewrites_only_moved_parts(core):
     # an existing root definition referring to #/$defs/Item keeps pointing at the old Item
     defs = {'Item': {'type': 'string'}, 'Holder': {'items': {'$ref': '#/$defs/Item'}}}
-    out, new_defs = core.hoist_defs_to_root({'items': {'$ref': '#/$defs/Item'}, '$defs': {'Item': {'type': 'integer'}}}, defs)
+    out, new_defs = core.hoist_defs_to_root(
+        {'items': {'$ref': '#/$defs/Item'}, '$defs': {'Item': {'type': 'integer'}}}, defs
+    )
     assert out == {'items': {'$ref': '#/$defs/Item_2'}}
     assert new_defs['Holder'] == {'items': {'$ref': '#/$defs/Item'}}
     assert new_defs['Item_2'] == {'type': 'integer'}
 
 
 def test_forbid_and_upper(core):
-    schema = {'type': 'object', 'properties': {'m': {'type': 'object', 'additionalProperties': {'type': 'integer'}},
-                                                'o': {'type': 'object', 'additionalProperties': True},
-                                                'type': {'type': 'string', 'enum': ['object']}}}
+    schema = {
+        'type': 'object',
+        'properties': {
+            'm': {'type': 'object', 'additionalProperties': {'type': 'integer'}},
+            'o': {'type': 'object', 'additionalProperties': True},
+            'type': {'type': 'string', 'enum': ['object']},
+        },
+    }
     out = core.forbid_additional_properties(schema)
     assert out['additionalProperties'] is False
     assert out['properties']['m']['additionalProperties'] == {'type': 'integer'}
@@ -74,7 +81,12 @@ def test_openai_strict(core):
             'u': {'enum': ['a', 'b'], 'type': 'string'},
             'r': {'$ref': '#/$defs/R', 'description': 'An R'},
             'm': {'anyOf': [{'type': 'integer'}, {'type': 'null'}], 'default': None},
-            'v': {'oneOf': [{'$ref': '#/$defs/R'}, {'type': 'object', 'properties': {'k': {'const': 'x'}}, 'required': ['k']}]},
+            'v': {
+                'oneOf': [
+                    {'$ref': '#/$defs/R'},
+                    {'type': 'object', 'properties': {'k': {'const': 'x'}}, 'required': ['k']},
+                ]
+            },
         },
         'required': ['q', 'v'],
         '$defs': {'R': {'type': 'object', 'properties': {'a': {'type': 'integer'}}, 'required': ['a']}},
@@ -91,14 +103,24 @@ def test_openai_strict(core):
             'v': {
                 'anyOf': [
                     {'$ref': '#/$defs/R'},
-                    {'type': 'object', 'properties': {'k': {'const': 'x'}}, 'required': ['k'],
-                     'additionalProperties': False},
+                    {
+                        'type': 'object',
+                        'properties': {'k': {'const': 'x'}},
+                        'required': ['k'],
+                        'additionalProperties': False,
+                    },
                 ]
             },
         },
         'required': ['q', 'n', 'u', 'r', 'm', 'v'],
-        '$defs': {'R': {'type': 'object', 'properties': {'a': {'type': 'integer'}}, 'required': ['a'],
-                        'additionalProperties': False}},
+        '$defs': {
+            'R': {
+                'type': 'object',
+                'properties': {'a': {'type': 'integer'}},
+                'required': ['a'],
+                'additionalProperties': False,
+            }
+        },
         'additionalProperties': False,
     }
     jsonschema.Draft202012Validator.check_schema(out)
@@ -126,8 +148,11 @@ def test_gemini(core):
         'required': ['n'],
         'additionalProperties': False,
         '$defs': {
-            'A': {'type': 'object', 'properties': {'x': {'type': 'integer', 'exclusiveMinimum': 0}},
-                  'additionalProperties': False},
+            'A': {
+                'type': 'object',
+                'properties': {'x': {'type': 'integer', 'exclusiveMinimum': 0}},
+                'additionalProperties': False,
+            },
             'Node': {'type': 'object', 'properties': {'next': {'$ref': '#/$defs/Node'}}},
         },
     }
@@ -135,8 +160,12 @@ def test_gemini(core):
     assert out == {
         'type': 'object',
         'properties': {
-            'a': {'description': 'an A', 'type': 'object',
-                  'properties': {'x': {'type': 'integer', 'description': 'exclusiveMinimum: 0'}}, 'nullable': True},
+            'a': {
+                'description': 'an A',
+                'type': 'object',
+                'properties': {'x': {'type': 'integer', 'description': 'exclusiveMinimum: 0'}},
+                'nullable': True,
+            },
             'n': {'type': 'object', 'properties': {'next': {'type': 'object', 'description': 'recursive: "Node"'}}},
             't': {'anyOf': [{'type': 'string'}, {'type': 'integer'}], 'nullable': True},
             'c': {'enum': ['fixed'], 'type': 'string'},
@@ -157,12 +186,14 @@ def test_anthropic_is_a_copy(core):
 
 
 def test_validator_pointers_and_messages(core):
-    v = core.SchemaValidator({
-        'type': 'object',
-        'properties': {'a': {'type': 'array', 'items': {'type': 'integer'}}, 'b/c': {'type': 'string'}},
-        'required': ['b/c'],
-        'additionalProperties': False,
-    })
+    v = core.SchemaValidator(
+        {
+            'type': 'object',
+            'properties': {'a': {'type': 'array', 'items': {'type': 'integer'}}, 'b/c': {'type': 'string'}},
+            'required': ['b/c'],
+            'additionalProperties': False,
+        }
+    )
     instance = {'a': [1, 'x'], 'extra': 1}
     assert not v.is_valid(instance)
     errors = sorted((e['pointer'], e['keyword']) for e in v.errors(instance))
@@ -203,20 +234,38 @@ def test_validator_bad_schema(core):
 # --- differential fuzzing -------------------------------------------------------------------------
 
 _names = st.sampled_from(['a', 'b', 'Item', 'Node', 'Item_2', 'x/y'])
-_scalar_schema = st.sampled_from([
-    {'type': 'string'}, {'type': 'integer'}, {'type': 'number', 'minimum': 0}, {'type': 'boolean'},
-    {'type': 'null'}, {'enum': ['a', 'b']}, {'enum': [1, 2]}, {'const': 'k'}, {'const': 1},
-    {'type': 'string', 'format': 'date'}, {'type': 'string', 'default': 'd'}, {'type': 'integer', 'default': None},
-    {'$ref': '#/$defs/Item'}, {'$ref': '#/$defs/Node'}, {}, {'type': ['string', 'null']},
-    {'type': 'object', 'additionalProperties': {'type': 'integer'}}, {'type': 'object'},
-])
+_scalar_schema = st.sampled_from(
+    [
+        {'type': 'string'},
+        {'type': 'integer'},
+        {'type': 'number', 'minimum': 0},
+        {'type': 'boolean'},
+        {'type': 'null'},
+        {'enum': ['a', 'b']},
+        {'enum': [1, 2]},
+        {'const': 'k'},
+        {'const': 1},
+        {'type': 'string', 'format': 'date'},
+        {'type': 'string', 'default': 'd'},
+        {'type': 'integer', 'default': None},
+        {'$ref': '#/$defs/Item'},
+        {'$ref': '#/$defs/Node'},
+        {},
+        {'type': ['string', 'null']},
+        {'type': 'object', 'additionalProperties': {'type': 'integer'}},
+        {'type': 'object'},
+    ]
+)
 
 
 def _extend(children):
     props = st.dictionaries(_names, children, max_size=3)
     return st.one_of(
-        st.builds(lambda p, r: {'type': 'object', 'properties': p, 'required': [k for k in p if k in r]},
-                  props, st.sets(_names)),
+        st.builds(
+            lambda p, r: {'type': 'object', 'properties': p, 'required': [k for k in p if k in r]},
+            props,
+            st.sets(_names),
+        ),
         st.builds(lambda i: {'type': 'array', 'items': i}, children),
         st.builds(lambda bs: {'anyOf': bs}, st.lists(children, min_size=1, max_size=3)),
         st.builds(lambda bs: {'oneOf': bs}, st.lists(children, min_size=1, max_size=3)),
@@ -260,8 +309,12 @@ _FIXED = {
     'properties': {
         'name': {'type': 'string', 'minLength': 1},
         'tags': {'type': 'array', 'items': {'enum': ['a', 'b']}, 'maxItems': 2},
-        'pos': {'type': 'object', 'properties': {'x': {'type': 'number'}}, 'required': ['x'],
-                'additionalProperties': False},
+        'pos': {
+            'type': 'object',
+            'properties': {'x': {'type': 'number'}},
+            'required': ['x'],
+            'additionalProperties': False,
+        },
         'n': {'anyOf': [{'type': 'integer', 'minimum': 0}, {'type': 'null'}]},
     },
     'required': ['name'],
@@ -269,8 +322,10 @@ _FIXED = {
 }
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(['', 'a', 'b', 'x']),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(['name', 'tags', 'pos', 'x', 'n', 'z']), c,
-                                                        max_size=4),
+    lambda c: (
+        st.lists(c, max_size=3)
+        | st.dictionaries(st.sampled_from(['name', 'tags', 'pos', 'x', 'n', 'z']), c, max_size=4)
+    ),
     max_leaves=10,
 )
 

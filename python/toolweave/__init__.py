@@ -33,6 +33,7 @@ from toolweave.chat import (
 from toolweave.client import ChatClient
 from toolweave.tools import (
     DefaultToolCallingManager,
+    FunctionToolCallback,
     MethodToolCallback,
     ToolCallback,
     ToolCallLimitBehavior,
@@ -53,6 +54,7 @@ __all__ = [
     'ChatOptions',
     'ChatResponse',
     'DefaultToolCallingManager',
+    'FunctionToolCallback',
     'Generation',
     'MethodToolCallback',
     'Prompt',

@@ -22,7 +22,10 @@ pub mod _core {
     #[pymodule_export]
     use super::json::parse_arguments;
     #[pymodule_export]
-    use super::schema::{forbid_additional_properties, hoist_defs_to_root, to_dialect, upper_case_type_values, SchemaValidator};
+    use super::schema::{
+        forbid_additional_properties, hoist_defs_to_root, to_dialect, upper_case_type_values,
+        SchemaValidator,
+    };
     #[pymodule_export]
     use super::stream::StreamAggregator;
     #[pymodule_export]

@@ -3,7 +3,9 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyType,
+};
 use serde_json::{Map, Number, Value};
 
 use crate::schema::{self, dialect, validate, SchemaError, MAX_DEPTH};
@@ -205,7 +207,11 @@ fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
         let message = issues
             .iter()
             .map(|i| {
-                let at = if i.pointer.is_empty() { "/" } else { &i.pointer };
+                let at = if i.pointer.is_empty() {
+                    "/"
+                } else {
+                    &i.pointer
+                };
                 format!("{at}: {}", i.message)
             })
             .collect::<Vec<_>>()
@@ -261,7 +267,11 @@ impl SchemaValidator {
         Ok(self.inner.is_valid(&to_value(instance, 0)?))
     }
 
-    fn errors<'py>(&self, py: Python<'py>, instance: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn errors<'py>(
+        &self,
+        py: Python<'py>,
+        instance: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let value = to_value(instance, 0)?;
         let out = PyList::empty(py);
         for issue in self.inner.issues(&value) {
@@ -278,7 +288,11 @@ impl SchemaValidator {
         self.check(py, &to_value(instance, 0)?)
     }
 
-    fn validate_json<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn validate_json<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let bytes: &[u8] = if let Ok(s) = data.cast::<PyString>() {
             match s.to_str() {
                 Ok(t) => t.as_bytes(),
@@ -299,7 +313,11 @@ impl SchemaValidator {
             }
             _ => None,
         };
-        let parsed = if bytes.len() >= DETACH_BYTES { py.detach(work) } else { work() };
+        let parsed = if bytes.len() >= DETACH_BYTES {
+            py.detach(work)
+        } else {
+            work()
+        };
         match parsed {
             Some((v, true)) => to_py(py, &v),
             Some((v, false)) => Err(validation_error(py, &self.inner.issues(&v))),
@@ -321,7 +339,11 @@ impl SchemaValidator {
 impl SchemaValidator {
     /// Not a JSON object (or not UTF-8): `parse_arguments` raises the precise `ToolArgumentsError`,
     /// or accepts a blank text as `{}`, which is then validated.
-    fn validate_slow<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn validate_slow<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let parsed = super::json::parse_arguments(py, data)?;
         let value = to_value(parsed.as_any(), 0)?;
         self.check(py, &value)?;

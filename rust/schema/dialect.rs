@@ -153,7 +153,8 @@ fn normalise(map: &mut Map<String, Value>) {
             map.insert("anyOf".into(), one);
         }
     }
-    let single = matches!(map.get("allOf"), Some(Value::Array(a)) if a.len() == 1 && a[0].is_object());
+    let single =
+        matches!(map.get("allOf"), Some(Value::Array(a)) if a.len() == 1 && a[0].is_object());
     if single {
         if let Some(Value::Array(mut all)) = map.shift_remove("allOf") {
             if let Some(Value::Object(inner)) = all.pop() {
@@ -250,7 +251,8 @@ fn make_nullable(schema: &mut Value) {
     };
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         let admits_null = branches.iter().any(|b| {
-            is_null_schema(b) || matches!(b.get("type"), Some(Value::Array(ts)) if ts.iter().any(|t| t == "null"))
+            is_null_schema(b)
+                || matches!(b.get("type"), Some(Value::Array(ts)) if ts.iter().any(|t| t == "null"))
         });
         if !admits_null {
             branches.push(null_schema());
@@ -267,19 +269,12 @@ fn make_nullable(schema: &mut Value) {
         return;
     }
     match map.get_mut("type") {
-        Some(Value::String(t)) => {
-            if t != "null" {
-                let t = std::mem::take(t);
-                map.insert(
-                    "type".into(),
-                    Value::Array(vec![Value::String(t), Value::String("null".into())]),
-                );
-            }
+        Some(kind @ Value::String(_)) if kind != "null" => {
+            let t = std::mem::take(kind);
+            *kind = Value::Array(vec![t, Value::String("null".into())]);
         }
-        Some(Value::Array(ts)) => {
-            if !ts.iter().any(|t| t == "null") {
-                ts.push(Value::String("null".into()));
-            }
+        Some(Value::Array(ts)) if !ts.iter().any(|t| t == "null") => {
+            ts.push(Value::String("null".into()));
         }
         _ => {}
     }
@@ -327,7 +322,8 @@ impl Gemini {
         let mut notes: Vec<(String, Value)> = Vec::new();
         let mut nullable = matches!(map.shift_remove("nullable"), Some(Value::Bool(true)));
         if let Some(Value::Array(branches)) = map.shift_remove("anyOf") {
-            let (nulls, rest): (Vec<Value>, Vec<Value>) = branches.into_iter().partition(is_null_schema);
+            let (nulls, rest): (Vec<Value>, Vec<Value>) =
+                branches.into_iter().partition(is_null_schema);
             nullable |= !nulls.is_empty();
             if rest.len() == 1 {
                 let merged = self.node(&rest[0], depth + 1)?;
@@ -450,13 +446,21 @@ impl Gemini {
         Ok(Value::Object(map))
     }
 
-    fn inline(&mut self, reference: &str, mut siblings: Map<String, Value>, depth: usize) -> Result<Value, SchemaError> {
+    fn inline(
+        &mut self,
+        reference: &str,
+        mut siblings: Map<String, Value>,
+        depth: usize,
+    ) -> Result<Value, SchemaError> {
         siblings.shift_remove("$ref");
         let name = reference.strip_prefix("#/$defs/").unwrap_or("");
         let target = self.defs.get(name).cloned();
         let Some(Value::Object(target)) = target else {
             let mut out = siblings;
-            add_notes(&mut out, &[("$ref".into(), Value::String(reference.into()))]);
+            add_notes(
+                &mut out,
+                &[("$ref".into(), Value::String(reference.into()))],
+            );
             return self.node(&Value::Object(out), depth + 1);
         };
         if self.stack.iter().any(|n| n == name) {
@@ -465,7 +469,10 @@ impl Gemini {
             if let Some(d) = siblings.get("description") {
                 out.insert("description".into(), d.clone());
             }
-            add_notes(&mut out, &[("recursive".into(), Value::String(name.into()))]);
+            add_notes(
+                &mut out,
+                &[("recursive".into(), Value::String(name.into()))],
+            );
             return Ok(Value::Object(out));
         }
         let mut merged = target;
@@ -490,7 +497,10 @@ mod tests {
                        "required": ["q"]});
         let out = to_dialect(&s, Dialect::OpenAiStrict).unwrap();
         assert_eq!(out["required"], json!(["q", "n"]));
-        assert_eq!(out["properties"]["n"], json!({"type": ["integer", "null"], "description": "default: 3"}));
+        assert_eq!(
+            out["properties"]["n"],
+            json!({"type": ["integer", "null"], "description": "default: 3"})
+        );
         assert_eq!(out["additionalProperties"], json!(false));
     }
 
@@ -499,10 +509,19 @@ mod tests {
         let s = json!({"type": "object", "properties": {"v": {"oneOf": [{"$ref": "#/$defs/A"}], "discriminator": {"propertyName": "k"}}},
                        "required": ["v"], "$defs": {"A": {"type": "object", "properties": {"x": {"type": "integer"}}}}});
         let out = to_dialect(&s, Dialect::OpenAiStrict).unwrap();
-        assert_eq!(out["properties"]["v"]["anyOf"], json!([{"$ref": "#/$defs/A"}]));
-        assert_eq!(out["properties"]["v"]["description"], json!("discriminator: {\"propertyName\":\"k\"}"));
+        assert_eq!(
+            out["properties"]["v"]["anyOf"],
+            json!([{"$ref": "#/$defs/A"}])
+        );
+        assert_eq!(
+            out["properties"]["v"]["description"],
+            json!("discriminator: {\"propertyName\":\"k\"}")
+        );
         assert_eq!(out["$defs"]["A"]["required"], json!(["x"]));
-        assert_eq!(out["$defs"]["A"]["properties"]["x"]["type"], json!(["integer", "null"]));
+        assert_eq!(
+            out["$defs"]["A"]["properties"]["x"]["type"],
+            json!(["integer", "null"])
+        );
     }
 
     #[test]
@@ -513,9 +532,15 @@ mod tests {
             "$defs": {"A": {"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": false},
                       "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}});
         let out = to_dialect(&s, Dialect::Gemini).unwrap();
-        assert_eq!(out["properties"]["a"], json!({"description": "an A", "type": "object",
-            "properties": {"x": {"type": "integer"}}, "nullable": true}));
-        assert_eq!(out["properties"]["n"]["properties"]["next"], json!({"type": "object", "description": "recursive: \"Node\""}));
+        assert_eq!(
+            out["properties"]["a"],
+            json!({"description": "an A", "type": "object",
+            "properties": {"x": {"type": "integer"}}, "nullable": true})
+        );
+        assert_eq!(
+            out["properties"]["n"]["properties"]["next"],
+            json!({"type": "object", "description": "recursive: \"Node\""})
+        );
         assert!(out.get("$defs").is_none() && out.get("$schema").is_none());
     }
 

@@ -46,7 +46,10 @@ pub(crate) fn too_deep() -> SchemaError {
 ///
 /// # Errors
 /// [`SchemaError`] when the schema nests deeper than [`MAX_DEPTH`].
-pub fn hoist_defs_to_root(mut schema: Value, root_defs: &mut Map<String, Value>) -> Result<Value, SchemaError> {
+pub fn hoist_defs_to_root(
+    mut schema: Value,
+    root_defs: &mut Map<String, Value>,
+) -> Result<Value, SchemaError> {
     let local = match schema.as_object_mut().and_then(|o| o.shift_remove("$defs")) {
         Some(Value::Object(local)) => local,
         Some(other) => {
@@ -94,7 +97,11 @@ pub fn hoist_defs_to_root(mut schema: Value, root_defs: &mut Map<String, Value>)
     Ok(schema)
 }
 
-fn rewrite_refs(node: &mut Value, renames: &[(String, String)], depth: usize) -> Result<(), SchemaError> {
+fn rewrite_refs(
+    node: &mut Value,
+    renames: &[(String, String)],
+    depth: usize,
+) -> Result<(), SchemaError> {
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
@@ -215,8 +222,14 @@ mod tests {
         let a = json!({"items": {"$ref": "#/$defs/Item"}, "$defs": {"Item": {"properties": {"a": {}}}}});
         let b = json!({"items": {"$ref": "#/$defs/Item"}, "$defs": {"Item": {"properties": {"b": {}}}}});
         let a2 = a.clone();
-        assert_eq!(hoist_defs_to_root(a, &mut root).unwrap(), json!({"items": {"$ref": "#/$defs/Item"}}));
-        assert_eq!(hoist_defs_to_root(a2, &mut root).unwrap(), json!({"items": {"$ref": "#/$defs/Item"}}));
+        assert_eq!(
+            hoist_defs_to_root(a, &mut root).unwrap(),
+            json!({"items": {"$ref": "#/$defs/Item"}})
+        );
+        assert_eq!(
+            hoist_defs_to_root(a2, &mut root).unwrap(),
+            json!({"items": {"$ref": "#/$defs/Item"}})
+        );
         assert_eq!(root.len(), 1);
         let out = hoist_defs_to_root(b, &mut root).unwrap();
         assert_eq!(out, json!({"items": {"$ref": "#/$defs/Item_2"}}));
@@ -231,7 +244,10 @@ mod tests {
         let s = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"properties": {"next": {"$ref": "#/$defs/Node"}}}}});
         let out = hoist_defs_to_root(s, &mut root).unwrap();
         assert_eq!(out, json!({"$ref": "#/$defs/Node_3"}));
-        assert_eq!(root["Node_3"], json!({"properties": {"next": {"$ref": "#/$defs/Node_3"}}}));
+        assert_eq!(
+            root["Node_3"],
+            json!({"properties": {"next": {"$ref": "#/$defs/Node_3"}}})
+        );
         assert_eq!(root["Node"], json!({"type": "string"}));
     }
 
@@ -241,7 +257,10 @@ mod tests {
                            "d": {"default": {"properties": {}}}}});
         forbid_additional_properties(&mut s).unwrap();
         assert_eq!(s["additionalProperties"], json!(false));
-        assert_eq!(s["properties"]["m"]["additionalProperties"], json!({"type": "integer"}));
+        assert_eq!(
+            s["properties"]["m"]["additionalProperties"],
+            json!({"type": "integer"})
+        );
         assert_eq!(s["properties"]["d"]["default"], json!({"properties": {}}));
     }
 

@@ -60,13 +60,23 @@ mod tests {
 
     #[test]
     fn issues_have_pointers() {
-        let v = Validator::new(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+        let v = Validator::new(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {}},
                                        "required": ["b"], "additionalProperties": false}))
         .unwrap();
         let mut issues = v.issues(&json!({"a": [1, "x"], "c": 1}));
         issues.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-        let got: Vec<(&str, &str)> = issues.iter().map(|i| (i.pointer.as_str(), i.keyword.as_str())).collect();
-        assert_eq!(got, vec![("", "additionalProperties"), ("", "required"), ("/a/1", "type")]);
+        let got: Vec<(&str, &str)> = issues
+            .iter()
+            .map(|i| (i.pointer.as_str(), i.keyword.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("", "additionalProperties"),
+                ("", "required"),
+                ("/a/1", "type")
+            ]
+        );
         assert!(v.is_valid(&json!({"b": 1})));
     }
 

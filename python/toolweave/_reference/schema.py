@@ -29,12 +29,55 @@ LITERAL_KEYWORDS = frozenset({'enum', 'const', 'default', 'examples'})
 DIALECTS = ('openai-strict', 'gemini', 'anthropic')
 MAX_NODES = 100_000
 OPENAI_KEPT = frozenset(
-    'type properties required additionalProperties items anyOf enum const $ref $defs description title pattern '
-    'format minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minItems maxItems'.split()
+    [
+        'type',
+        'properties',
+        'required',
+        'additionalProperties',
+        'items',
+        'anyOf',
+        'enum',
+        'const',
+        '$ref',
+        '$defs',
+        'description',
+        'title',
+        'pattern',
+        'format',
+        'minimum',
+        'maximum',
+        'exclusiveMinimum',
+        'exclusiveMaximum',
+        'multipleOf',
+        'minItems',
+        'maxItems',
+    ]
 )
 GEMINI_KEPT = frozenset(
-    'type format description nullable enum properties required items minItems maxItems minimum maximum anyOf '
-    'title minLength maxLength pattern minProperties maxProperties default propertyOrdering example'.split()
+    [
+        'type',
+        'format',
+        'description',
+        'nullable',
+        'enum',
+        'properties',
+        'required',
+        'items',
+        'minItems',
+        'maxItems',
+        'minimum',
+        'maximum',
+        'anyOf',
+        'title',
+        'minLength',
+        'maxLength',
+        'pattern',
+        'minProperties',
+        'maxProperties',
+        'default',
+        'propertyOrdering',
+        'example',
+    ]
 )
 GEMINI_FORMATS = frozenset({'date-time', 'enum', 'int32', 'int64', 'float', 'double'})
 
@@ -66,9 +109,7 @@ def _json_value(value: Any, depth: int = 0) -> Any:
                 raise TypeError(f'JSON object keys must be str, not {type(k).__name__}')
             out[k] = _json_value(v, depth + 1)
         return out
-    raise TypeError(
-        f'{type(value).__name__} is not a JSON value (expected dict, list, str, int, float, bool or None)'
-    )
+    raise TypeError(f'{type(value).__name__} is not a JSON value (expected dict, list, str, int, float, bool or None)')
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:
@@ -217,6 +258,24 @@ def _strict(node: Any, depth: int) -> None:
         del node['default']
     notes = [(k, node.pop(k)) for k in [k for k in node if k not in OPENAI_KEPT]]
     _add_notes(node, notes)
+    _strict_children(node, depth)
+    kind = node.get('type')
+    is_object = 'properties' in node or kind == 'object' or (isinstance(kind, list) and 'object' in kind)
+    if not is_object:
+        return
+    if not isinstance(node.get('additionalProperties'), dict):
+        node['additionalProperties'] = False
+    props = node.get('properties')
+    if isinstance(props, dict):
+        required = node.get('required')
+        old: list[Any] = required if isinstance(required, list) else []
+        for name, prop in props.items():
+            if name not in old:
+                _make_nullable(prop)
+        node['required'] = list(props)
+
+
+def _strict_children(node: dict[str, Any], depth: int) -> None:
     for key in ('items', 'additionalProperties'):
         if key in node:
             _strict(node[key], depth + 1)
@@ -227,19 +286,6 @@ def _strict(node: Any, depth: int) -> None:
     if isinstance(node.get('anyOf'), list):
         for child in node['anyOf']:
             _strict(child, depth + 1)
-    kind = node.get('type')
-    is_object = 'properties' in node or kind == 'object' or (isinstance(kind, list) and 'object' in kind)
-    if not is_object:
-        return
-    if not isinstance(node.get('additionalProperties'), dict):
-        node['additionalProperties'] = False
-    props = node.get('properties')
-    if isinstance(props, dict):
-        old = node.get('required') if isinstance(node.get('required'), list) else []
-        for name, prop in props.items():
-            if name not in old:
-                _make_nullable(prop)
-        node['required'] = list(props)
 
 
 def _make_nullable(node: Any) -> None:
@@ -382,8 +428,8 @@ class SchemaValidator:
     """Twin of ``toolweave._core.SchemaValidator`` over the ``jsonschema`` package."""
 
     def __init__(self, schema: Mapping[str, Any] | bool) -> None:
-        import jsonschema  # test dependency: only needed by the pure-Python twin
-        import jsonschema.validators
+        import jsonschema  # type: ignore[import-untyped]  # test dependency, only for the pure-Python twin
+        import jsonschema.validators  # type: ignore[import-untyped]
 
         value = _json_value(schema)
         if not isinstance(value, (dict, bool)):

@@ -7,6 +7,7 @@ from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallRe
 from toolweave.tools.decorator import tool
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
+from toolweave.tools.function import FunctionToolCallback, FunctionToolCallbackBuilder
 from toolweave.tools.limits import ToolCallLimitBehavior, ToolCallLimits
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
 from toolweave.tools.method import MethodToolCallback
@@ -19,14 +20,18 @@ from toolweave.tools.provider import (
     ToolCallbackResolver,
     ToolCallbacks,
 )
+from toolweave.tools.schema import SchemaOption
 
 __all__ = [
     'DefaultToolCallResultConverter',
     'DefaultToolCallingManager',
     'DefaultToolExecutionExceptionProcessor',
     'DelegatingToolCallbackResolver',
+    'FunctionToolCallback',
+    'FunctionToolCallbackBuilder',
     'MethodToolCallback',
     'MethodToolCallbackProvider',
+    'SchemaOption',
     'StaticToolCallbackResolver',
     'ToolCallLimitBehavior',
     'ToolCallLimitExceededError',

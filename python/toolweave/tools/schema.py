@@ -54,6 +54,7 @@ class SchemaOption(enum.Enum):
     UPPER_CASE_TYPE_VALUES = 'upper_case_type_values'
     """``"type": "string"`` -> ``"STRING"`` (the OpenAPI form of Vertex AI / Gemini)."""
 
+
 SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'
 _MISSING: Any = inspect.Parameter.empty
 
@@ -209,7 +210,8 @@ def _arguments_adapter(
         for p in parameters
     }
     try:
-        arguments: Any = typing_extensions.TypedDict(f'{func.__name__}_arguments', fields)  # type: ignore[operator]
+        make_typed_dict: Any = typing_extensions.TypedDict
+        arguments: Any = make_typed_dict(f'{func.__name__}_arguments', fields)
         arguments.__pydantic_config__ = pydantic.ConfigDict(extra='allow' if allow_extra else 'forbid')
         return pydantic.TypeAdapter(arguments)
     except Exception:  # noqa: BLE001 - the per-parameter path still works; this is only the fast path

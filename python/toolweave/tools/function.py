@@ -1,0 +1,292 @@
+"""``FunctionToolCallback``: a callable taking the whole argument object as one value (Spring AI ``FunctionToolCallback``).
+
+Spring builds these from ``java.util.function`` types; the Python forms are:
+
+* function: ``fn(args: T) -> R`` with ``T`` a pydantic model, dataclass or TypedDict
+  (``.input_type(T)``, or inferred from the first parameter's annotation); the argument text is
+  decoded and validated into one ``T`` in a single pydantic ``validate_json`` step;
+* raw schema: ``.input_schema(dict)``; arguments are checked by the Rust ``SchemaValidator`` and
+  passed as a ``dict``;
+* supplier: ``fn() -> R`` (no input; the argument text is ignored);
+* consumer: ``fn(args: T) -> None`` (the model reads ``Done``).
+
+A second parameter annotated ``ToolContext`` receives the tool context. Async callables work as
+in :class:`~toolweave.tools.MethodToolCallback`.
+
+>>> from typing import TypedDict
+>>> class Query(TypedDict):
+...     city: str
+>>> cb = FunctionToolCallback.builder('weather', lambda q: f"sunny in {q['city']}").input_type(Query).build()
+>>> cb.call('{"city": "Paris"}')
+'sunny in Paris'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pydantic
+
+from toolweave._native import SchemaValidator, forbid_additional_properties
+from toolweave.exceptions import (
+    InvalidToolArgumentsError,
+    SchemaValidationError,
+    ToolArgumentsError,
+    ToolExecutionError,
+)
+from toolweave.tools.context import ToolContext
+from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
+from toolweave.tools.definition import ToolDefinition, ToolMetadata
+from toolweave.tools.method import _run_coroutine, check_tool_name
+from toolweave.tools.schema import SCHEMA_DIALECT, _is_async, _ToolJsonSchema, name_to_description
+
+__all__ = ['FunctionToolCallback', 'FunctionToolCallbackBuilder']
+
+_EMPTY_SCHEMA: dict[str, Any] = {
+    '$schema': SCHEMA_DIALECT,
+    'type': 'object',
+    'properties': {},
+    'required': [],
+    'additionalProperties': False,
+}
+
+
+class FunctionToolCallback:
+    """A tool over a callable whose single argument is the whole argument object.
+
+    Build it with :meth:`builder`; see the module docstring for the supported forms.
+    """
+
+    def __init__(
+        self,
+        definition: ToolDefinition,
+        metadata: ToolMetadata,
+        func: Callable[..., Any],
+        decode: Callable[[str], Any] | None,
+        pass_context: bool,
+        converter: ToolCallResultConverter,
+    ) -> None:
+        self._definition = definition
+        self._metadata = metadata
+        self._func = func
+        self._decode = decode
+        self._pass_context = pass_context
+        self._converter = converter
+        self._is_async = _is_async(func)
+
+    @staticmethod
+    def builder(name: str, func: Callable[..., Any]) -> FunctionToolCallbackBuilder:
+        """Start building a tool called ``name`` over ``func``."""
+        return FunctionToolCallbackBuilder(name, func)
+
+    @property
+    def tool_definition(self) -> ToolDefinition:
+        """Name, description and input schema."""
+        return self._definition
+
+    @property
+    def tool_metadata(self) -> ToolMetadata:
+        """``return_direct`` and ``max_retries``."""
+        return self._metadata
+
+    def __repr__(self) -> str:
+        return f'FunctionToolCallback(name={self._definition.name!r})'
+
+    def call(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
+        """Decode and validate the arguments, run the callable, convert the result.
+
+        Raises:
+            ValueError: ``tool_input`` is empty.
+            ToolExecutionError: invalid arguments (cause ``InvalidToolArgumentsError`` or
+                ``ToolArgumentsError``) or the callable raised.
+        """
+        args = self._arguments(tool_input, tool_context)
+        try:
+            result = _run_coroutine(self._func(*args)) if self._is_async else self._func(*args)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+        return self._convert(result)
+
+    async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
+        """Async :meth:`call`: async callables run on the loop, sync ones in a worker thread."""
+        args = self._arguments(tool_input, tool_context)
+        try:
+            result = await self._func(*args) if self._is_async else await asyncio.to_thread(self._func, *args)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+        return self._convert(result)
+
+    def _arguments(self, tool_input: str, tool_context: ToolContext | None) -> list[Any]:
+        if not isinstance(tool_input, str):
+            raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
+        if not tool_input.strip():
+            raise ValueError('tool_input cannot be null or empty')
+        args: list[Any] = []
+        if self._decode is not None:
+            try:
+                args.append(self._decode(tool_input))
+            except ToolArgumentsError as exc:
+                message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
+                raise ToolExecutionError(self._definition, exc, message) from exc
+            except InvalidToolArgumentsError as exc:
+                raise ToolExecutionError(self._definition, exc, exc.message) from exc
+        if self._pass_context:
+            args.append(tool_context if tool_context is not None else ToolContext({}))
+        return args
+
+    def _convert(self, result: Any) -> str:
+        try:
+            text = self._converter.convert(result, None)
+        except Exception as exc:
+            raise ToolExecutionError(self._definition, exc) from exc
+        if not isinstance(text, str):
+            problem = TypeError(f'result converter {self._converter!r} returned {type(text).__name__}, not str')
+            raise ToolExecutionError(self._definition, problem)
+        return text
+
+
+class FunctionToolCallbackBuilder:
+    """Fluent builder of :class:`FunctionToolCallback` (``FunctionToolCallback.builder(name, fn)``)."""
+
+    def __init__(self, name: str, func: Callable[..., Any]) -> None:
+        if not callable(func):
+            raise TypeError(f'func must be callable, not {type(func).__name__}')
+        self._name = name
+        self._func = func
+        self._description: str | None = None
+        self._input_type: Any = None
+        self._input_schema: Mapping[str, Any] | None = None
+        self._return_direct = False
+        self._max_retries = 1
+        self._converter: ToolCallResultConverter | None = None
+
+    def description(self, text: str) -> FunctionToolCallbackBuilder:
+        """The tool description (default: the callable's docstring, else the name split into words)."""
+        self._description = text
+        return self
+
+    def input_type(self, input_type: Any) -> FunctionToolCallbackBuilder:
+        """Decode the whole argument object as one ``input_type`` (pydantic model, dataclass, TypedDict)."""
+        self._input_type = input_type
+        return self
+
+    def input_schema(self, schema: Mapping[str, Any]) -> FunctionToolCallbackBuilder:
+        """Use a raw JSON Schema; the callable gets the validated ``dict``."""
+        self._input_schema = schema
+        return self
+
+    def tool_metadata(self, *, return_direct: bool = False, max_retries: int = 1) -> FunctionToolCallbackBuilder:
+        """``return_direct`` and the invalid-arguments retry budget."""
+        if max_retries < 0:
+            raise ValueError(f'max_retries must be >= 0, got {max_retries}')
+        self._return_direct = return_direct
+        self._max_retries = max_retries
+        return self
+
+    def result_converter(self, converter: ToolCallResultConverter) -> FunctionToolCallbackBuilder:
+        """Return value -> text (default :class:`DefaultToolCallResultConverter`)."""
+        self._converter = converter
+        return self
+
+    def build(self) -> FunctionToolCallback:
+        """The callback.
+
+        Raises:
+            ValueError: both ``input_type`` and ``input_schema`` were given, or the callable takes
+                more than one argument besides a ``ToolContext``.
+            TypeError: ``input_type`` has no JSON Schema.
+        """
+        if self._input_type is not None and self._input_schema is not None:
+            raise ValueError('give either input_type or input_schema, not both')
+        check_tool_name(self._name)
+        inputs, pass_context = _signature(self._name, self._func)
+        input_type = self._input_type
+        if input_type is None and self._input_schema is None and inputs:
+            input_type = inputs[0]
+        decode: Callable[[str], Any] | None
+        if self._input_schema is not None:
+            validator = SchemaValidator(dict(self._input_schema))
+            schema = validator.schema
+            decode = _schema_decoder(self._name, validator)
+        elif input_type is not None:
+            schema, decode = _type_decoder(self._name, input_type)
+        else:
+            schema, decode = dict(_EMPTY_SCHEMA), None
+        doc = inspect.getdoc(self._func) if inspect.isfunction(self._func) or inspect.ismethod(self._func) else None
+        text = self._description or doc or name_to_description(self._name)
+        definition = ToolDefinition(self._name, text, schema)
+        metadata = ToolMetadata(return_direct=self._return_direct, max_retries=self._max_retries)
+        converter = self._converter or DefaultToolCallResultConverter()
+        return FunctionToolCallback(definition, metadata, self._func, decode, pass_context, converter)
+
+
+def _signature(name: str, func: Callable[..., Any]) -> tuple[list[Any], bool]:
+    """Annotations of the non-context parameters, and whether a ``ToolContext`` is taken."""
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return [Any], False
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: treat as untyped
+        hints = {}
+    inputs: list[Any] = []
+    pass_context = False
+    for param in signature.parameters.values():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        annotation = hints.get(param.name, Any)
+        if isinstance(annotation, type) and issubclass(annotation, ToolContext):
+            pass_context = True
+        elif param.default is inspect.Parameter.empty:
+            inputs.append(annotation)
+    if len(inputs) > 1:
+        raise ValueError(
+            f"FunctionToolCallback '{name}': the callable takes {len(inputs)} arguments; it must take one "
+            '(the whole argument object) or none (a supplier). Use MethodToolCallback for several parameters.'
+        )
+    return inputs, pass_context
+
+
+def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[[str], Any]]:
+    try:
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(input_type)
+        body = adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+        raise TypeError(f'tool {name!r}: input type {input_type!r} has no JSON Schema: {exc}') from exc
+    body.pop('title', None)
+    schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, **body}
+    if schema.get('type') == 'object':
+        schema.setdefault('required', [])
+    schema = forbid_additional_properties(schema)
+
+    def decode(text: str) -> Any:
+        try:
+            return adapter.validate_json(text)
+        except pydantic.ValidationError as exc:
+            problems = []
+            for error in exc.errors(include_url=False):
+                if error['type'] == 'json_invalid':
+                    from toolweave._native import parse_arguments
+
+                    parse_arguments(text)  # raises ToolArgumentsError with the position
+                location = '.'.join(str(part) for part in error['loc']) or '(arguments)'
+                problems.append(f'{location}: {error["msg"]}')
+            raise InvalidToolArgumentsError(name, problems) from None
+
+    return schema, decode
+
+
+def _schema_decoder(name: str, validator: SchemaValidator) -> Callable[[str], Any]:
+    def decode(text: str) -> Any:
+        try:
+            return validator.validate_json(text)
+        except SchemaValidationError as exc:
+            problems = [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
+            raise InvalidToolArgumentsError(name, problems) from None
+
+    return decode
