@@ -16,6 +16,7 @@ MODULES = [
     'toolweave.search.lexical',
     'toolweave.search.vector',
     'toolweave.search._tokenize',
+    'toolweave.tools.function',
 ]
 
 

@@ -123,3 +123,41 @@ def test_root_shape_of_every_snapshot():
         schema = function_schema(func).input_schema
         assert list(schema)[:2] == ['$schema', 'type'] and schema['$schema'] == SCHEMA_DIALECT
         assert 'required' in schema and schema['additionalProperties'] is False
+
+
+def test_docstring_styles_numpy_and_sphinx():
+    def numpy_style(city: str, days: int = 1) -> str:
+        """Forecast.
+
+        Parameters
+        ----------
+        city : str
+            The city.
+        days : int
+            How many days.
+        """
+        return city
+
+    def sphinx_style(city: str, days: int = 1) -> str:
+        """Forecast.
+
+        :param city: The city.
+        :param days: How many days.
+        """
+        return city
+
+    for func in (numpy_style, sphinx_style):
+        fs = function_schema(func)
+        props = fs.input_schema['properties']
+        assert (props['city']['description'], props['days']['description']) == ('The city.', 'How many days.')
+        assert fs.summary == 'Forecast.'
+
+
+def test_upper_case_option_and_cache_per_option():
+    from toolweave.tools.schema import SchemaOption
+
+    upper = function_schema(search, [SchemaOption.UPPER_CASE_TYPE_VALUES])
+    assert upper.input_schema['type'] == 'OBJECT'
+    assert upper.input_schema['properties']['limit'] == {'anyOf': [{'type': 'INTEGER'}, {'type': 'NULL'}]}
+    assert function_schema(search).input_schema['type'] == 'object'
+    assert function_schema(search, [SchemaOption.UPPER_CASE_TYPE_VALUES]) is upper

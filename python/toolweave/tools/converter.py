@@ -7,6 +7,7 @@ are returned as they are (Spring JSON-quotes them), and ``None`` becomes ``Done`
 from __future__ import annotations
 
 import base64
+import io
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
@@ -34,10 +35,22 @@ def _default(value: Any) -> Any:
     raise TypeError(f'Object of type {type(value).__name__} is not JSON serializable')
 
 
+def _image_json(png: bytes) -> str:
+    return orjson.dumps({'mimeType': 'image/png', 'data': base64.b64encode(png).decode('ascii')}).decode()
+
+
+def _is_pil_image(value: Any) -> bool:
+    """A Pillow image, detected without importing Pillow (it is not a dependency)."""
+    return any(
+        cls.__module__.startswith('PIL.') and cls.__name__ == 'Image' for cls in type(value).__mro__
+    ) and callable(getattr(value, 'save', None))
+
+
 class DefaultToolCallResultConverter:
     """``None`` -> ``'Done'``; ``str`` -> as is; ``bytes`` -> PNG image JSON; else JSON (orjson).
 
-    Bytes become ``{"mimeType": "image/png", "data": "<base64>"}`` as Spring does for images.
+    Bytes and Pillow images (saved as PNG; Pillow is detected, never imported) become
+    ``{"mimeType": "image/png", "data": "<base64>"}`` as Spring does for images.
     Pydantic models, dataclasses, sets, dates, UUIDs and enums are serialised; anything else
     raises ``TypeError`` naming the type (the manager turns it into text for the model).
     """
@@ -49,6 +62,9 @@ class DefaultToolCallResultConverter:
         if isinstance(result, str):
             return result
         if isinstance(result, (bytes, bytearray)):
-            data = base64.b64encode(bytes(result)).decode('ascii')
-            return orjson.dumps({'mimeType': 'image/png', 'data': data}).decode()
+            return _image_json(bytes(result))
+        if _is_pil_image(result):
+            buffer = io.BytesIO()
+            result.save(buffer, format='PNG')
+            return _image_json(buffer.getvalue())
         return orjson.dumps(result, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -13,10 +13,10 @@ Spring builds these from ``java.util.function`` types; the Python forms are:
 A second parameter annotated ``ToolContext`` receives the tool context. Async callables work as
 in :class:`~toolweave.tools.MethodToolCallback`.
 
->>> from typing import TypedDict
->>> class Query(TypedDict):
+>>> from pydantic import BaseModel
+>>> class Query(BaseModel):
 ...     city: str
->>> cb = FunctionToolCallback.builder('weather', lambda q: f"sunny in {q['city']}").input_type(Query).build()
+>>> cb = FunctionToolCallback.builder('weather', lambda q: f'sunny in {q.city}').input_type(Query).build()
 >>> cb.call('{"city": "Paris"}')
 'sunny in Paris'
 """
