@@ -221,6 +221,21 @@ fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
     build().unwrap_or_else(|e| e)
 }
 
+/// Whether `v` holds a float that may be an integer literal serde_json rounded (it has no big
+/// integers): those inputs take the exact path (`parse_arguments`), which never loses digits.
+fn may_be_lossy(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .is_some_and(|f| n.is_f64() && f.fract() == 0.0 && f.abs() >= 9.2e18),
+        Value::Array(items) => {
+            depth < MAX_DEPTH && items.iter().any(|i| may_be_lossy(i, depth + 1))
+        }
+        Value::Object(map) => depth < MAX_DEPTH && map.values().any(|i| may_be_lossy(i, depth + 1)),
+        _ => false,
+    }
+}
+
 /// Inputs at least this long are parsed and validated with the GIL released.
 const DETACH_BYTES: usize = 1 << 16;
 
@@ -307,7 +322,7 @@ impl SchemaValidator {
             )));
         };
         let work = || match serde_json::from_slice::<Value>(bytes) {
-            Ok(v) if v.is_object() => {
+            Ok(v) if v.is_object() && !may_be_lossy(&v, 0) => {
                 let ok = self.inner.is_valid(&v);
                 Some((v, ok))
             }

@@ -468,7 +468,7 @@ class SchemaValidator:
         if not isinstance(data, (str, bytes)):
             raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
         value = parse_arguments(data)
-        self._raise(value)
+        self._raise(_json_value(value))  # checked as the Rust conversion checks it (64-bit ints)
         return value
 
     def _raise(self, value: Any) -> None:
