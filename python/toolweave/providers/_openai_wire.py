@@ -21,16 +21,18 @@ from toolweave.chat.messages import (
     UserMessage,
 )
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave._reference.formats import normalize_finish_reason
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
+from toolweave.tools.definition import ToolDefinition
 
 __all__ = [
     'build_request_body',
     'merge_options',
     'message_to_openai',
+    'openai_tool',
     'parse_completion',
     'parse_tool_calls',
-    'provider_error_message',
 ]
 
 _SAMPLING_FIELDS = ('temperature', 'max_tokens', 'top_p', 'seed')
@@ -106,8 +108,24 @@ def message_to_openai(message: Message) -> list[dict[str, Any]]:
     raise TypeError(f'cannot send a {type(message).__name__} to an OpenAI-compatible model')
 
 
+def openai_tool(definition: ToolDefinition, *, strict: bool) -> dict[str, Any]:
+    """One ``tools[]`` entry; with ``strict`` the schema goes through the ``openai-strict`` dialect.
+
+    Never strict by default: OpenAI rejects ``strict: true`` with a schema that is not in its subset
+    (every property required, ``additionalProperties: false``), so the flag is only set together with
+    the rewritten schema.
+    """
+    entry = definition.to_openai()
+    if strict:
+        from toolweave._native import to_dialect
+
+        entry['function']['parameters'] = to_dialect(definition.input_schema, 'openai-strict')
+        entry['function']['strict'] = True
+    return entry
+
+
 def build_request_body(
-    prompt: Prompt, options: ChatOptions | None, *, model: str | None, stream: bool
+    prompt: Prompt, options: ChatOptions | None, *, model: str | None, stream: bool, strict: bool = False
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``prompt`` under the already merged ``options``.
 
@@ -120,6 +138,7 @@ def build_request_body(
         options: Merged options (see :func:`merge_options`).
         model: Fallback model name when the options carry none.
         stream: Add ``stream: true`` and ``stream_options: {'include_usage': true}``.
+        strict: Send tool schemas in the ``openai-strict`` dialect with ``strict: true``.
     """
     body: dict[str, Any] = {}
     model_name = (options.model if options else None) or model
@@ -134,7 +153,7 @@ def build_request_body(
         if options.stop is not None:
             body['stop'] = list(options.stop)
     if isinstance(options, ToolCallingChatOptions):
-        tools = [cb.tool_definition.to_openai() for cb in options.tool_callbacks]
+        tools = [openai_tool(cb.tool_definition, strict=strict) for cb in options.tool_callbacks]
         if tools:
             body['tools'] = tools
             if options.parallel_tool_calls is not None:
@@ -197,10 +216,11 @@ def parse_completion(payload: Mapping[str, Any]) -> ChatResponse:
     """A non-streamed ``chat.completion`` JSON object as a :class:`ChatResponse`.
 
     One :class:`Generation` per choice (reasoning text under ``output.metadata['reasoning']``), finish
-    reasons as sent, usage via :meth:`Usage.from_openai` (native object kept). ``created`` and
+    reasons normalised (the first choice's own value in ``metadata['native_finish_reason']``), usage via :meth:`Usage.from_openai` (native object kept). ``created`` and
     ``system_fingerprint`` go to the response metadata when present.
     """
     generations: list[Generation] = []
+    native_finish: list[str | None] = []
     choices = payload.get('choices')
     for choice in choices if isinstance(choices, list) else []:
         if not isinstance(choice, Mapping):
@@ -213,18 +233,21 @@ def parse_completion(payload: Mapping[str, Any]) -> ChatResponse:
         if reasoning is not None:
             metadata['reasoning'] = reasoning
         finish = choice.get('finish_reason')
+        calls = parse_tool_calls(message.get('tool_calls'))
+        native_finish.append(finish if isinstance(finish, str) else None)
         generations.append(
             Generation(
                 AssistantMessage(
                     content if isinstance(content, str) else None,
-                    parse_tool_calls(message.get('tool_calls')),
+                    calls,
                     metadata,
                 ),
-                finish if isinstance(finish, str) else None,
+                normalize_finish_reason('openai-chat', native_finish[-1], bool(calls)),
             )
         )
     usage = payload.get('usage')
-    extra = {k: payload[k] for k in ('created', 'system_fingerprint') if payload.get(k) is not None}
+    extra: dict[str, Any] = {'native_finish_reason': native_finish[0] if native_finish else None}
+    extra.update({k: payload[k] for k in ('created', 'system_fingerprint') if payload.get(k) is not None})
     return ChatResponse(
         tuple(generations),
         id=payload.get('id') if isinstance(payload.get('id'), str) else None,
@@ -232,24 +255,3 @@ def parse_completion(payload: Mapping[str, Any]) -> ChatResponse:
         usage=Usage.from_openai(usage) if isinstance(usage, Mapping) else None,
         metadata=extra,
     )
-
-
-def provider_error_message(body: bytes) -> str | None:
-    """The human message inside an error body, if it has one.
-
-    Understands ``{'error': {'message': ...}}`` (OpenAI, llama.cpp, vLLM), ``{'error': '...'}``,
-    ``{'message': ...}`` and ``{'detail': ...}``; returns ``None`` for anything else.
-    """
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(data, Mapping):
-        return None
-    error = data.get('error')
-    if isinstance(error, Mapping) and isinstance(error.get('message'), str):
-        return str(error['message'])
-    for candidate in (error, data.get('message'), data.get('detail')):
-        if isinstance(candidate, str) and candidate:
-            return candidate
-    return None

@@ -1,0 +1,352 @@
+"""``HttpChatModel``: what every HTTP provider shares (transport, call/acall/stream, lifecycle).
+
+A provider subclass only maps: :meth:`HttpChatModel.request_body` (our prompt -> its JSON),
+:meth:`HttpChatModel.endpoint` (URL), :meth:`HttpChatModel.parse_response` (its JSON -> ``ChatResponse``)
+and :meth:`HttpChatModel.delta_chunk` (one stream payload -> a text/reasoning chunk). Streams are
+aggregated by the Rust :class:`StreamAggregator` of the provider's format; tool calls reach the
+application only once, whole, in the final chunk (the ``ChatModel`` streaming contract), so a stream
+that breaks never hands half a tool call to the tool loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import httpx
+import orjson
+
+from toolweave._reference.formats import normalize_finish_reason
+from toolweave.chat.messages import AssistantMessage
+from toolweave.chat.options import ChatOptions
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse, Generation
+from toolweave.chat.stream import StreamAggregator, aggregate_to_chat_response
+from toolweave.exceptions import (
+    IncompleteStreamError,
+    ProviderError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+    ResponseFormatError,
+    StreamFormatError,
+)
+from toolweave.providers._http import (
+    EXCERPT,
+    HttpTransport,
+    RetryPolicy,
+    Timeouts,
+    provider_error_message,
+    request_id_of,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ['HttpChatModel', 'normalized', 'text_chunk']
+
+
+def normalized(format: str, native: Any, has_tool_calls: bool) -> str | None:
+    """The common finish reason of a provider's own value (as the stream aggregators normalise it)."""
+    return normalize_finish_reason(format, native if isinstance(native, str) else None, has_tool_calls)
+
+
+class HttpChatModel:
+    """Base of the HTTP chat models: blocking, async and streaming over :class:`HttpTransport`.
+
+    Args:
+        base_url: API root (each provider has its default).
+        api_key: The key; ``None`` reads the provider's environment variables; never shown in reprs,
+            logs or errors.
+        model: Model name used when the options carry none.
+        default_options: Options under the prompt's; the prompt's win field by field.
+        timeout: Seconds for each phase (connect, each read, write, pool) or a :class:`Timeouts`.
+        http_client: Borrowed blocking client (not closed by the model).
+        async_http_client: Borrowed async client (not closed by the model).
+        extra_headers: Added to every request.
+        retry: Retry policy (default: 2 retries, 0.5 s doubling, ``Retry-After`` honoured).
+    """
+
+    provider: ClassVar[str] = 'http'
+    stream_format: ClassVar[str] = 'openai-chat'
+    default_base_url: ClassVar[str] = ''
+    api_key_env: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        default_options: ChatOptions | None = None,
+        timeout: float | Timeouts = 60.0,
+        http_client: httpx.Client | None = None,
+        async_http_client: httpx.AsyncClient | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.base_url = (base_url or self.default_base_url).rstrip('/')
+        self.model = model
+        self.default_options = default_options
+        self.timeout = timeout
+        if api_key is None:
+            api_key = next((os.environ[n] for n in self.api_key_env if os.environ.get(n)), None)
+        self._api_key = api_key
+        self._extra_headers = dict(extra_headers or {})
+        self._transport = HttpTransport(
+            self.provider,
+            timeout=timeout,
+            retry=retry,
+            secrets=(api_key,) if api_key else (),
+            http_client=http_client,
+            async_http_client=async_http_client,
+        )
+
+    def __repr__(self) -> str:
+        return f'{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})'
+
+    @property
+    def transport(self) -> HttpTransport:
+        """The HTTP layer (timeouts, retry policy)."""
+        return self._transport
+
+    # --- provider hooks ----------------------------------------------------------------------------
+
+    def request_body(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The JSON body that would be sent for ``prompt`` (options merged over the defaults)."""
+        raise NotImplementedError
+
+    def endpoint(self, body: Mapping[str, Any], *, stream: bool) -> str:
+        """The URL the body goes to."""
+        raise NotImplementedError
+
+    def auth_headers(self) -> dict[str, str]:
+        """Authentication headers (empty without a key)."""
+        return {}
+
+    def parse_response(self, data: Mapping[str, Any]) -> ChatResponse:
+        """A whole (non-streamed) response JSON object as a :class:`ChatResponse`."""
+        raise NotImplementedError
+
+    def delta_chunk(self, payload: Mapping[str, Any]) -> ChatResponse | None:
+        """The text/reasoning chunk of one stream payload, or ``None`` when it carries neither."""
+        raise NotImplementedError
+
+    def final_chunk(self, result: Mapping[str, Any]) -> ChatResponse:
+        """The closing chunk: whole tool calls, normalised finish reason, usage, id, model, provider extras.
+
+        Text and reasoning were delivered by the delta chunks and are left out; message metadata
+        that must go back to the provider next round (signatures, reasoning items) stays.
+        """
+        response = aggregate_to_chat_response(result)
+        generation = response.generations[0]
+        metadata = {k: v for k, v in generation.output.metadata.items() if k != 'reasoning'}
+        metadata.update(self.message_extras(result))
+        message = dataclasses.replace(generation.output, content=None, metadata=metadata)
+        return dataclasses.replace(response, generations=(dataclasses.replace(generation, output=message),))
+
+    def message_extras(self, result: Mapping[str, Any]) -> dict[str, Any]:
+        """Provider extras of an aggregated stream to keep on the assistant message (none by default)."""
+        return {}
+
+    # --- shared ------------------------------------------------------------------------------------
+
+    def headers(self, stream: bool) -> dict[str, str]:
+        """Every request header: content type, accept, authentication, extras."""
+        headers = {'Content-Type': 'application/json', 'Accept': 'text/event-stream' if stream else 'application/json'}
+        headers.update(self.auth_headers())
+        headers.update(self._extra_headers)
+        return headers
+
+    def _decode(self, response: httpx.Response) -> Mapping[str, Any]:
+        body = response.content
+        excerpt = self._transport.redact(body[:EXCERPT].decode('utf-8', 'replace'))
+        url = self._transport.redact(str(response.request.url))
+        fields: dict[str, Any] = {'status_code': response.status_code, 'body': excerpt, 'provider': self.provider}
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise ResponseFormatError(
+                f'{url} answered HTTP {response.status_code} with a body that is not JSON: {excerpt!r}', **fields
+            ) from exc
+        if not isinstance(data, Mapping):
+            raise ResponseFormatError(f'{url} answered with JSON that is not an object', **fields)
+        if data.get('error') and not self.is_success_payload(data):
+            message = provider_error_message(body) or str(data['error'])
+            message = self._transport.redact(message)
+            raise ProviderError(f'provider error: {message}', provider_message=message, **fields)
+        return data
+
+    def is_success_payload(self, data: Mapping[str, Any]) -> bool:
+        """Whether a 200 body that has an ``error`` key is nevertheless an answer."""
+        return False
+
+    def _prepare(self, prompt: Prompt, stream: bool) -> tuple[str, bytes, dict[str, str]]:
+        body = self.request_body(prompt, stream=stream)
+        return self.endpoint(body, stream=stream), orjson.dumps(body), self.headers(stream)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        """Send ``prompt`` and block until the whole answer is there.
+
+        Raises:
+            ProviderError: A subclass per failure (see :mod:`toolweave.exceptions`), after retries.
+        """
+        url, content, headers = self._prepare(prompt, False)
+        return self.parse_response(self._decode(self._transport.post(url, content, headers)))
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        """Async form of :meth:`call`."""
+        url, content, headers = self._prepare(prompt, False)
+        return self.parse_response(self._decode(await self._transport.apost(url, content, headers)))
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Send ``prompt`` as a stream and yield chunks as they arrive.
+
+        Yields:
+            One chunk per payload that carries text (``output.content``) or reasoning
+            (``output.metadata['reasoning']``), then one final chunk (see :meth:`final_chunk`).
+
+        Raises:
+            ProviderError: Before the first chunk, as :meth:`call` (retried the same way). After it,
+                never retried: :class:`ProviderStreamError` (error event), :class:`ResponseFormatError`
+                (an event that is not JSON), :class:`IncompleteStreamError` (connection closed or no end
+                marker), :class:`ProviderTimeoutError` (read or total timeout). Each is raised after
+                every chunk before the failure was yielded and carries their text in ``partial_text``;
+                tool calls of a failed stream are never returned, so they are never executed.
+        """
+        url, content, headers = self._prepare(prompt, True)
+        aggregator = StreamAggregator(self.stream_format)
+        delivered: list[str] = []
+        async with self._transport.open_stream(url, content, headers) as (response, deadline):
+            try:
+                async for raw in response.aiter_bytes():
+                    chunks, error = self._feed(aggregator, raw, url, response)
+                    for chunk in chunks:
+                        delivered.append(chunk.text)
+                        yield chunk
+                    if error is not None:
+                        raise self._with_partial(error, delivered)
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise self._with_partial(self._total_timeout(url), delivered)
+            except httpx.HTTPError as exc:
+                raise self._with_partial(self._body_error(url, exc), delivered) from exc
+            chunks, error = self._feed(aggregator, None, url, response)
+            for chunk in chunks:
+                delivered.append(chunk.text)
+                yield chunk
+            if error is not None:
+                raise self._with_partial(error, delivered)
+            result = aggregator.result()
+            if result.get('truncated'):
+                content_type = response.headers.get('content-type', 'none')
+                raise self._with_partial(
+                    IncompleteStreamError(
+                        f'stream from {self._transport.redact(url)} ended without its end marker after '
+                        f'{result.get("chunks", 0)} event(s) (content-type {content_type}); the partial answer '
+                        'was yielded, its tool calls are not returned',
+                        status_code=response.status_code,
+                        provider=self.provider,
+                    ),
+                    delivered,
+                )
+        yield self.final_chunk(result)
+
+    def _total_timeout(self, url: str) -> ProviderError:
+        total = self._transport.timeouts.total
+        return ProviderTimeoutError(
+            f'stream from {self._transport.redact(url)} not finished within the total timeout of {total:g} s',
+            provider=self.provider,
+        )
+
+    def _body_error(self, url: str, exc: httpx.HTTPError) -> ProviderError:
+        if isinstance(exc, httpx.TimeoutException):
+            return self._transport.transport_error(url, exc)
+        reason = f'{type(exc).__name__}: {exc}' if str(exc) else type(exc).__name__
+        return IncompleteStreamError(
+            f'stream from {self._transport.redact(url)} broke off: {reason}; the partial answer was yielded, '
+            'its tool calls are not returned',
+            provider=self.provider,
+        )
+
+    @staticmethod
+    def _with_partial(error: ProviderError, delivered: list[str]) -> ProviderError:
+        error.partial_text = ''.join(delivered)
+        return error
+
+    def _feed(
+        self, aggregator: StreamAggregator, raw: bytes | None, url: str, response: httpx.Response
+    ) -> tuple[list[ChatResponse], ProviderError | None]:
+        """Feed bytes (``None`` = end); the delta chunks of the completed payloads and the core's error.
+
+        The error is returned (not raised) so the caller yields the good payloads of the same read
+        first: no text before an error event is lost.
+        """
+        error: ProviderError | None = None
+        redacted = self._transport.redact(url)
+        try:
+            payloads: list[Any] = aggregator.feed(raw) if raw is not None else aggregator.finish()
+        except StreamFormatError as exc:
+            payloads = exc.chunks
+            error = ResponseFormatError(
+                f'malformed stream from {redacted}: {self._transport.redact(str(exc))}',
+                status_code=response.status_code,
+                provider=self.provider,
+            )
+            error.__cause__ = exc
+        except ProviderStreamError as exc:
+            payloads = exc.chunks
+            message = self._transport.redact(exc.message)
+            error = ProviderStreamError(
+                f'{redacted} reported an error mid-stream: {message}',
+                exc.error,
+                status_code=response.status_code,
+                provider_message=message,
+                provider=self.provider,
+                request_id=request_id_of(response.headers),
+            )
+            error.__cause__ = exc
+        chunks = [self.delta_chunk(p) for p in payloads if isinstance(p, Mapping)]
+        return [c for c in chunks if c is not None], error
+
+    def close(self) -> None:
+        """Close the blocking client if the model created it (idempotent)."""
+        self._transport.close()
+
+    async def aclose(self) -> None:
+        """Close what the model created."""
+        await self._transport.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def text_chunk(
+    text: Any, reasoning: Any, *, id: Any = None, model: Any = None
+) -> ChatResponse | None:
+    """A delta chunk with ``text`` as content and ``reasoning`` in the message metadata (``None`` if both empty)."""
+    message_metadata: dict[str, Any] = {}
+    if isinstance(reasoning, str) and reasoning:
+        message_metadata['reasoning'] = reasoning
+    has_text = isinstance(text, str) and bool(text)
+    if not has_text and 'reasoning' not in message_metadata:
+        return None
+    return ChatResponse(
+        (Generation(AssistantMessage(text if has_text else None, (), message_metadata)),),
+        id=id if isinstance(id, str) else None,
+        model=model if isinstance(model, str) else None,
+    )
