@@ -4,3 +4,8 @@
 from core_fixtures import core
 
 __all__ = ['core']
+
+# --- providers (tests/test_providers_*.py): the loopback replay server ---
+from provider_fixtures import server
+
+__all__ += ['server']

@@ -480,3 +480,20 @@ def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('OPENAI_API_KEY', 'sk-env')
     assert OpenAIChatModel()._headers(False)['Authorization'] == 'Bearer sk-env'
     assert 'Authorization' not in OpenAIChatModel(api_key='')._headers(False)
+
+
+def test_tools_are_never_strict_by_default() -> None:
+    body = OpenAIChatModel(api_key='').request_body(tool_round_prompt())
+    assert 'strict' not in body['tools'][0]['function']
+    assert body['tools'][0]['function']['parameters'] == WeatherTool.tool_definition.input_schema
+
+
+def test_strict_uses_the_openai_strict_dialect() -> None:
+    native = pytest.importorskip('toolweave._native')
+    if not hasattr(native, 'to_dialect'):
+        pytest.skip('to_dialect (issue #3) is not in this build yet')
+    body = OpenAIChatModel(api_key='', strict=True).request_body(tool_round_prompt())
+    function = body['tools'][0]['function']
+    assert function['strict'] is True
+    assert function['parameters'] == native.to_dialect(WeatherTool.tool_definition.input_schema, 'openai-strict')
+    assert function['parameters']['additionalProperties'] is False

@@ -130,7 +130,10 @@ class ProviderError(RuntimeError):
         request_id: The provider's request id (``x-request-id``, ``request-id`` headers), when sent.
         provider: ``'openai'``, ``'anthropic'``, ``'gemini'``, ``'ollama'``, ``'openai-responses'`` or ``None``.
         partial_text: Text already delivered to the application before a stream failed (``''`` otherwise).
+        retry_after: Seconds the provider asked to wait (``Retry-After``/``retry-after-ms``), or ``None``.
     """
+
+    retry_after: float | None = None
 
     def __init__(
         self,
@@ -172,13 +175,7 @@ class AuthenticationError(ProviderError):
 
 
 class RateLimitError(ProviderError):
-    """HTTP 429 after the retries ran out.
-
-    Attributes:
-        retry_after: Seconds the provider asked to wait (``Retry-After``/``retry-after-ms``), or ``None``.
-    """
-
-    retry_after: float | None = None
+    """HTTP 429 after the retries ran out (``retry_after``: the wait the provider asked for, if any)."""
 
 
 class ContextLengthError(ProviderError):

@@ -335,9 +335,7 @@ class HttpChatModel:
         await self.aclose()
 
 
-def text_chunk(
-    text: Any, reasoning: Any, *, id: Any = None, model: Any = None
-) -> ChatResponse | None:
+def text_chunk(text: Any, reasoning: Any, *, id: Any = None, model: Any = None) -> ChatResponse | None:
     """A delta chunk with ``text`` as content and ``reasoning`` in the message metadata (``None`` if both empty)."""
     message_metadata: dict[str, Any] = {}
     if isinstance(reasoning, str) and reasoning:
@@ -350,3 +348,23 @@ def text_chunk(
         id=id if isinstance(id, str) else None,
         model=model if isinstance(model, str) else None,
     )
+
+
+def schema_for(schema: Mapping[str, Any], dialect: str, *, plain_ok: bool = False) -> Any:
+    """``schema`` in a provider's dialect via the core's ``to_dialect`` (issue #3).
+
+    Args:
+        schema: The tool's input schema.
+        dialect: ``'openai-strict'``, ``'gemini'`` or ``'anthropic'``.
+        plain_ok: Send the plain schema when this build has no ``to_dialect`` (Anthropic accepts it).
+
+    Raises:
+        ProviderError: ``to_dialect`` is not available and ``plain_ok`` is false (never a wrong schema silently).
+    """
+    try:
+        from toolweave._native import to_dialect  # type: ignore[attr-defined,unused-ignore]
+    except ImportError as exc:  # pragma: no cover - only before the schema dialects are built in
+        if plain_ok:
+            return dict(schema)
+        raise ProviderError(f'the {dialect!r} schema dialect is not available in this build') from exc
+    return to_dialect(schema, dialect)

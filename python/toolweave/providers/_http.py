@@ -129,7 +129,7 @@ class RetryPolicy:
         if retry_after is not None:
             return max(0.0, retry_after)
         base = min(self.max_delay, self.initial_delay * self.multiplier**attempt)
-        return base * (1.0 - self.jitter * random.random())  # noqa: S311 - jitter, not cryptography
+        return base * (1.0 - self.jitter * random.random())
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -237,8 +237,7 @@ def error_for_status(
         request_id=request_id,
         provider=provider,
     )
-    if isinstance(error, RateLimitError):
-        error.retry_after = retry_after_seconds(response.headers)
+    error.retry_after = retry_after_seconds(response.headers)
     return error
 
 
@@ -370,7 +369,7 @@ class HttpTransport:
         """Seconds to wait before retrying after ``error``, or ``None`` when it must be raised."""
         if attempt >= self.retry.max_retries:
             return None
-        retry_after = error.retry_after if isinstance(error, RateLimitError) else None
+        retry_after = error.retry_after
         if retry_after is not None and retry_after > self.retry.max_retry_after:
             return None
         delay = self.retry.delay(attempt, retry_after)
@@ -461,9 +460,7 @@ class HttpTransport:
             async with AsyncExitStack() as stack:
                 client = await stack.enter_async_context(self._aclient())
                 try:
-                    request = client.build_request(
-                        'POST', url, content=content, headers=dict(headers), timeout=timeout
-                    )
+                    request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
                     response = await client.send(request, stream=True)
                 except httpx.HTTPError as exc:
                     error = self.transport_error(url, exc)

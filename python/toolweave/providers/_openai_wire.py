@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from toolweave._reference.formats import normalize_finish_reason
 from toolweave.chat.messages import (
     AssistantMessage,
     Message,
@@ -21,7 +22,6 @@ from toolweave.chat.messages import (
     UserMessage,
 )
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
-from toolweave._reference.formats import normalize_finish_reason
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.tools.definition import ToolDefinition
@@ -117,9 +117,9 @@ def openai_tool(definition: ToolDefinition, *, strict: bool) -> dict[str, Any]:
     """
     entry = definition.to_openai()
     if strict:
-        from toolweave._native import to_dialect
+        from toolweave.providers._base import schema_for
 
-        entry['function']['parameters'] = to_dialect(definition.input_schema, 'openai-strict')
+        entry['function']['parameters'] = schema_for(definition.input_schema, 'openai-strict')
         entry['function']['strict'] = True
     return entry
 
