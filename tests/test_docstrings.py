@@ -16,6 +16,10 @@ MODULES = [
     'toolweave.search.lexical',
     'toolweave.search.vector',
     'toolweave.search._tokenize',
+    'toolweave.providers.openai',
+    'toolweave.providers.anthropic',
+    'toolweave.providers.ollama',
+    'toolweave.providers.replay',
     'toolweave.tools.function',
 ]
 

@@ -5,7 +5,9 @@ from toolweave.providers._http import RetryPolicy, Timeouts
 from toolweave.providers._local_prompting import ToolExample
 from toolweave.providers.anthropic import AnthropicChatModel
 from toolweave.providers.local import LocalChatModel
+from toolweave.providers.ollama import OllamaChatModel
 from toolweave.providers.openai import OpenAIChatModel
+from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
 from toolweave.providers.scripted import ScriptedChatModel, ScriptExhaustedError
 
 __all__ = [
@@ -13,7 +15,11 @@ __all__ = [
     'ChatModelError',
     'LocalChatModel',
     'LocalModelError',
+    'OllamaChatModel',
     'OpenAIChatModel',
+    'ReplayChatModel',
+    'ReplayServer',
+    'Reply',
     'RetryPolicy',
     'ScriptExhaustedError',
     'ScriptedChatModel',
