@@ -253,12 +253,13 @@ SEEDS = [
 ]
 
 
-def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any]) -> Any:
+def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any], deltas: bool = False) -> Any:
     agg = IMPLEMENTATIONS[name].StreamAggregator(fmt, **options)
+    feed = agg.feed_deltas if deltas else agg.feed
     out: list[Any] = []
     for piece in [*pieces, None]:
         try:
-            out.append(agg.feed(piece) if piece is not None else agg.finish())
+            out.append(feed(piece) if piece is not None else agg.finish())
         except (StreamFormatError, ProviderStreamError) as exc:
             out.append((type(exc).__name__, str(exc), exc.chunks))
     calls = agg.result()['tool_calls']
@@ -286,6 +287,7 @@ def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any
 )
 def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes], options: dict[str, Any]) -> None:
     assert run_limited('rust', fmt, pieces, options) == run_limited('reference', fmt, pieces, options)
+    assert run_limited('rust', fmt, pieces, options, True) == run_limited('reference', fmt, pieces, options, True)
 
 
 def test_chat_response_ollama_case_b05(core: SimpleNamespace) -> None:
@@ -420,3 +422,20 @@ def test_100k_nested_brackets_in_an_event_is_an_error(core: SimpleNamespace, fmt
     with pytest.raises(StreamFormatError, match='data is not valid JSON'):
         agg.feed(b'data: {"a":' + b'[' * 100_000 + b'\n\n')
     assert agg.feed(b'data: {}\n\n') == [{}]
+
+
+@pytest.mark.parametrize('name', corpus_streams(None))
+def test_feed_deltas_add_up_to_the_result(core: SimpleNamespace, name: str) -> None:
+    body, expected = load_stream(name)
+    agg = core.StreamAggregator(stream_format(expected))
+    deltas: list[tuple[str, str]] = []
+    for i in range(0, len(body), 97):
+        try:
+            deltas += agg.feed_deltas(body[i : i + 97])
+        except ProviderStreamError as exc:
+            deltas += exc.chunks
+    agg.finish()
+    result = agg.result()
+    assert ''.join(t for t, _ in deltas) == result['text'] == expected['text']
+    assert ''.join(r for _, r in deltas) == (result['reasoning'] or '')
+    assert all(t or r for t, r in deltas)

@@ -236,6 +236,44 @@ impl StreamAggregator {
         Self::deliver(py, processed)
     }
 
+    /// Like `feed`, but returns only `(text_delta, reasoning_delta)` per chunk that added either.
+    fn feed_deltas<'py>(
+        slf: &Bound<'py, Self>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let data = feed_data(data)?;
+        let data = data.bytes();
+        let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+        let inner = &mut this.inner;
+        inner.record_deltas = true;
+        inner.deltas.clear();
+        let processed = if data.len() >= DETACH_BYTES {
+            py.detach(|| inner.feed(data))
+        } else {
+            inner.feed(data)
+        };
+        inner.record_deltas = false;
+        let out = PyList::empty(py);
+        let deltas = std::mem::take(&mut inner.deltas);
+        let (text, reasoning) = inner.text_and_reasoning();
+        for (t, r) in deltas {
+            out.append((&text[t], &reasoning[r]))?;
+        }
+        let first_error = processed.into_iter().find_map(|(_, o)| match o {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        });
+        match first_error {
+            None => Ok(out),
+            Some(e) => {
+                let err = PyErr::from(e);
+                err.value(py).setattr(intern!(py, "chunks"), out)?;
+                Err(err)
+            }
+        }
+    }
+
     fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
         let processed = slf.try_borrow_mut().map_err(|_| in_use())?.inner.finish();
         Self::deliver(slf.py(), processed)

@@ -11,6 +11,8 @@ pub use message::{normalize_finish_reason, Message};
 pub use openai_chat::{OpenAiChatAggregator, ToolCall};
 pub use sse::{SseDecoder, SseEvent};
 
+use std::ops::Range;
+
 use crate::errors::CoreError;
 
 /// Format names accepted by [`StreamAggregator::new`].
@@ -85,6 +87,10 @@ pub struct StreamAggregator {
     format: &'static str,
     limits: Limits,
     total: usize,
+    /// Record the text and reasoning each chunk added (for `feed_deltas`).
+    pub record_deltas: bool,
+    /// `(text, reasoning)` byte ranges added by each chunk that added either, while recording.
+    pub deltas: Vec<(Range<usize>, Range<usize>)>,
 }
 
 impl StreamAggregator {
@@ -110,6 +116,8 @@ impl StreamAggregator {
             format,
             limits: Limits::default(),
             total: 0,
+            record_deltas: false,
+            deltas: Vec::new(),
         })
     }
 
@@ -172,13 +180,37 @@ impl StreamAggregator {
                 if self.limits.replace_invalid_utf8 && std::str::from_utf8(&ev.data).is_err() {
                     ev.data = String::from_utf8_lossy(&ev.data).into_owned().into_bytes();
                 }
+                let before = self.record_deltas.then(|| self.lens());
                 let outcome = match &mut self.inner {
                     Inner::OpenAiChat(a) => a.process_event(&ev),
                     Inner::Generic(g) => g.process_event(&ev),
                 };
+                if let (Some((t0, r0)), Outcome::Chunk) = (before, &outcome) {
+                    let (t1, r1) = self.lens();
+                    if t1 > t0 || r1 > r0 {
+                        self.deltas.push((t0..t1, r0..r1));
+                    }
+                }
                 (ev, outcome)
             })
             .collect()
+    }
+
+    /// Lengths of the aggregated text and reasoning (choice 0).
+    pub fn lens(&self) -> (usize, usize) {
+        let (text, reasoning) = self.text_and_reasoning();
+        (text.len(), reasoning.len())
+    }
+
+    /// The aggregated text and reasoning (choice 0; reasoning `""` when none).
+    pub fn text_and_reasoning(&self) -> (&str, &str) {
+        match &self.inner {
+            Inner::OpenAiChat(a) => (&a.main.text, a.main.reasoning.as_deref().unwrap_or("")),
+            Inner::Generic(g) => (
+                &g.message.text,
+                g.message.reasoning.as_deref().unwrap_or(""),
+            ),
+        }
     }
 
     /// The aggregated state so far.

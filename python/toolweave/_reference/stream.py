@@ -197,6 +197,7 @@ class StreamAggregator(_Choice):
         self._replace_utf8 = invalid_utf8 == 'replace'
         self._total = 0
         self._discarding = False
+        self._deltas: list[tuple[str, str]] | None = None  # recording for feed_deltas()
         if not isinstance(format, str):
             raise TypeError(f"StreamAggregator() argument 'format' must be str, not {type(format).__name__}")
         if format not in SUPPORTED_FORMATS:
@@ -403,6 +404,8 @@ class StreamAggregator(_Choice):
                     data.decode('utf-8')
                 except UnicodeDecodeError:
                     data = data.decode('utf-8', 'replace').encode()
+            parts = self._parts()
+            before = (len(parts[0]), len(parts[1] or ()))
             try:
                 chunk = self._process(event, data)
             except _Failure as f:
@@ -411,6 +414,11 @@ class StreamAggregator(_Choice):
                 continue
             if chunk is not None:
                 chunks.append(chunk)
+                if self._deltas is not None:
+                    parts = self._parts()
+                    text, reasoning = ''.join(parts[0][before[0] :]), ''.join((parts[1] or [])[before[1] :])
+                    if text or reasoning:
+                        self._deltas.append((text, reasoning))
         if failure is None:
             failure = tail
         if failure is not None:
@@ -418,7 +426,29 @@ class StreamAggregator(_Choice):
             raise failure
         return chunks
 
+    def _parts(self) -> tuple[list[str], list[str] | None]:
+        """The text and reasoning part lists of choice 0."""
+        if self._fmt is None:
+            return self._text, self._reasoning
+        return self._message.text, self._message.reasoning
+
     # --- public API ---------------------------------------------------------------------------------
+
+    def feed_deltas(self, data: bytes) -> list[tuple[str, str]]:
+        """Like :meth:`feed`, but return only ``(text_delta, reasoning_delta)`` per chunk that added either.
+
+        The cheap path for callers that only forward text as it streams (no chunk dicts are built).
+        On an error the exception's ``chunks`` holds the deltas of the good events.
+        """
+        self._deltas = []
+        try:
+            self.feed(data)
+        except (StreamFormatError, ProviderStreamError) as exc:
+            exc.chunks = self._deltas  # type: ignore[assignment]
+            raise
+        finally:
+            deltas, self._deltas = self._deltas, None
+        return deltas
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """Feed raw SSE bytes (split anywhere); return the chunks this call completed, in order.
