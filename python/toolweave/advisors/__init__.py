@@ -26,6 +26,7 @@ from toolweave.advisors.tool_calling import (
     TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
     ToolCallingAdvisor,
 )
+from toolweave.advisors.tool_search import ToolSearchSessions, ToolSearchToolCallingAdvisor
 from toolweave.advisors.usage import UsageAccumulator
 
 __all__ = [
@@ -51,5 +52,7 @@ __all__ = [
     'StrictToolExecutionEligibilityChecker',
     'ToolCallingAdvisor',
     'ToolExecutionEligibilityChecker',
+    'ToolSearchSessions',
+    'ToolSearchToolCallingAdvisor',
     'UsageAccumulator',
 ]
