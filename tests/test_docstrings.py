@@ -21,6 +21,7 @@ MODULES = [
     'toolweave.providers.ollama',
     'toolweave.providers.replay',
     'toolweave.tools.function',
+    'toolweave.advisors.tool_search',
 ]
 
 
