@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterator, Mapping
-from typing import Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-__all__ = ['ToolContext']
+if TYPE_CHECKING:
+    from toolweave.chat.messages import ToolCall
+
+__all__ = ['ToolContext', 'current_tool_call', 'tool_call_scope']
+
+_CURRENT_TOOL_CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar(
+    'toolweave_current_tool_call', default=None
+)
+
+
+def current_tool_call() -> ToolCall | None:
+    """The tool call being executed by the manager in this context (id, name, arguments), else ``None``.
+
+    Set by :class:`~toolweave.tools.DefaultToolCallingManager` around each call, in the caller's
+    thread, worker threads and tasks alike (a context variable), so wrappers such as
+    :class:`~toolweave.tools.augment.AugmentedToolCallback` can report the call id.
+    """
+    return _CURRENT_TOOL_CALL.get()
+
+
+@contextmanager
+def tool_call_scope(call: ToolCall) -> Iterator[None]:
+    """Make ``call`` the :func:`current_tool_call` inside the block (restored after)."""
+    token = _CURRENT_TOOL_CALL.set(call)
+    try:
+        yield
+    finally:
+        _CURRENT_TOOL_CALL.reset(token)
 
 
 class ToolContext(Mapping[str, Any]):

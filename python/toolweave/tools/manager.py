@@ -41,7 +41,7 @@ from toolweave.chat.response import ChatResponse, Generation
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools._concurrent import call_async, call_blocking, executor, runs_in_thread
 from toolweave.tools.callback import ToolCallback
-from toolweave.tools.context import ToolContext
+from toolweave.tools.context import ToolContext, tool_call_scope
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
@@ -259,7 +259,7 @@ class DefaultToolCallingManager:
             future.result()  # the first failure, in call order
 
     def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
-        with self._span(call, callback) as span:
+        with tool_call_scope(call), self._span(call, callback) as span:
             try:
                 text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
             except ToolExecutionError as error:
@@ -271,7 +271,7 @@ class DefaultToolCallingManager:
         self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
     ) -> None:
         async with _limited(semaphore):
-            with self._span(call, callback) as span:
+            with tool_call_scope(call), self._span(call, callback) as span:
                 try:
                     text = await call_async(callback, batch.arguments(call), batch.context, self._timeout(callback))
                 except ToolExecutionError as error:
