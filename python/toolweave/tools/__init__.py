@@ -1,6 +1,12 @@
 """Definition and execution side: ``@tool``, ``ToolCallback``s, providers, the ``ToolCallingManager``."""
 
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
+from toolweave.tools.augment import (
+    AgentThinking,
+    AugmentedArgumentEvent,
+    AugmentedToolCallback,
+    AugmentedToolCallbackProvider,
+)
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
@@ -23,6 +29,10 @@ from toolweave.tools.provider import (
 from toolweave.tools.schema import SchemaOption
 
 __all__ = [
+    'AgentThinking',
+    'AugmentedArgumentEvent',
+    'AugmentedToolCallback',
+    'AugmentedToolCallbackProvider',
     'DefaultToolCallResultConverter',
     'DefaultToolCallingManager',
     'DefaultToolExecutionExceptionProcessor',

@@ -20,8 +20,9 @@ import asyncio
 import copy
 import dataclasses
 import inspect
+import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union, get_args, get_origin
 
@@ -29,7 +30,7 @@ import orjson
 import pydantic
 
 from toolweave._native import parse_arguments
-from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
+from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext, current_tool_call
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -220,11 +221,9 @@ class AugmentedToolCallback:
         try:
             arguments = self._augmentation.adapter.validate_python(extra)
         except pydantic.ValidationError as error:
-            problems = '; '.join(
-                f'{".".join(str(p) for p in e["loc"])}: {e["msg"]}' for e in error.errors(include_url=False)
-            )
-            message = f"Invalid arguments for tool '{self._definition.name}': {problems}"
-            raise ToolExecutionError(self._definition, ValueError(message), message) from error
+            problems = [f'{".".join(str(p) for p in e["loc"])}: {e["msg"]}' for e in error.errors(include_url=False)]
+            cause = InvalidToolArgumentsError(self._definition.name, problems)
+            raise ToolExecutionError(self._definition, cause, cause.message) from error
         call = current_tool_call()
         event = AugmentedArgumentEvent(self._definition, arguments, tool_input, call.id if call else None)
         if not self.remove_extra_arguments:
@@ -292,7 +291,7 @@ def _fields(argument_type: type[Any]) -> dict[str, tuple[Any, bool]]:
     if issubclass(argument_type, pydantic.BaseModel):
         out: dict[str, tuple[Any, bool]] = {}
         for name, info in argument_type.model_fields.items():
-            annotation = info.annotation
+            annotation: Any = info.annotation
             tool_params = [m for m in info.metadata if isinstance(m, ToolParam)]
             if tool_params:
                 annotation = typing.Annotated[annotation, tool_params[0]]
@@ -315,12 +314,12 @@ def _tool_param(annotation: Any) -> ToolParam | None:
 
 
 def _admits_none(annotation: Any) -> bool:
+    """Whether ``annotation`` accepts ``None`` (``Optional[T]``, ``T | None``, ``None``)."""
     if get_origin(annotation) is typing.Annotated:
         annotation = get_args(annotation)[0]
-    if annotation is None or annotation is type(None) or annotation is Any:
-        return annotation is not Any
-    origin = get_origin(annotation)
-    if origin is Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
+    if annotation is None or annotation is type(None):
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
         return any(_admits_none(arg) for arg in get_args(annotation))
     return False
 
