@@ -321,6 +321,8 @@ impl SchemaValidator {
                 type_name(data)
             )));
         };
+        // serde_json + the validator on the bytes (GIL released for large inputs), then jiter builds
+        // the Python objects (with its key cache): faster than building them from the serde `Value`.
         let work = || match serde_json::from_slice::<Value>(bytes) {
             Ok(v) if v.is_object() && !may_be_lossy(&v, 0) => {
                 let ok = self.inner.is_valid(&v);
@@ -334,7 +336,10 @@ impl SchemaValidator {
             work()
         };
         match parsed {
-            Some((v, true)) => to_py(py, &v),
+            Some((_, true)) => match super::json::loads(py, bytes) {
+                Ok(obj) => Ok(obj),
+                Err(_) => self.validate_slow(py, data),
+            },
             Some((v, false)) => Err(validation_error(py, &self.inner.issues(&v))),
             None => self.validate_slow(py, data),
         }
@@ -352,8 +357,8 @@ impl SchemaValidator {
 }
 
 impl SchemaValidator {
-    /// Not a JSON object (or not UTF-8): `parse_arguments` raises the precise `ToolArgumentsError`,
-    /// or accepts a blank text as `{}`, which is then validated.
+    /// Not a JSON object (or not UTF-8, or a number serde_json would round): `parse_arguments`
+    /// raises the precise `ToolArgumentsError`, or accepts a blank text as `{}`, then validation.
     fn validate_slow<'py>(
         &self,
         py: Python<'py>,
