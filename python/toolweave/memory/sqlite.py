@@ -13,6 +13,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from types import TracebackType
 
@@ -61,15 +62,38 @@ class SqliteChatMemoryRepository:
             connection = sqlite3.connect(
                 self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
             )
-            if self._path != ':memory:':
-                connection.execute('PRAGMA journal_mode=WAL')
-            connection.execute(
-                f'CREATE TABLE IF NOT EXISTS {self._table} ('
-                'conversation_id TEXT NOT NULL, position INTEGER NOT NULL, message TEXT NOT NULL, '
-                'PRIMARY KEY (conversation_id, position))'
-            )
+            try:
+                if self._path != ':memory:':
+                    self._retry_locked(connection, 'PRAGMA journal_mode=WAL')
+                self._retry_locked(
+                    connection,
+                    f'CREATE TABLE IF NOT EXISTS {self._table} ('
+                    'conversation_id TEXT NOT NULL, position INTEGER NOT NULL, message TEXT NOT NULL, '
+                    'PRIMARY KEY (conversation_id, position))',
+                )
+            except BaseException:
+                connection.close()
+                raise
             self._connection = connection
         return self._connection
+
+    def _retry_locked(self, connection: sqlite3.Connection, statement: str) -> None:
+        """Run a set-up statement, retrying within ``busy_timeout`` while another process holds the lock.
+
+        SQLite does not always call its busy handler for these (switching to WAL while another
+        connection opens the same new file fails at once with ``database is locked``).
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.005
+        while True:
+            try:
+                connection.execute(statement)
+                return
+            except sqlite3.OperationalError as exc:
+                if 'locked' not in str(exc) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     def find_conversation_ids(self) -> list[str]:
         """Every stored conversation id, sorted."""
