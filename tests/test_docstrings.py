@@ -19,6 +19,8 @@ MODULES = [
     'toolweave.providers.openai',
     'toolweave.providers.anthropic',
     'toolweave.providers.ollama',
+    'toolweave.providers.gemini',
+    'toolweave.providers.openai_responses',
     'toolweave.providers.replay',
     'toolweave.tools.function',
     'toolweave.advisors.tool_search',

@@ -151,6 +151,14 @@ class HttpChatModel:
         """Provider extras of an aggregated stream to keep on the assistant message (none by default)."""
         return {}
 
+    def new_aggregator(self) -> Any:
+        """The aggregator of one stream: a :class:`StreamAggregator` of :attr:`stream_format`.
+
+        A provider may return a wrapper with the same ``feed``/``finish``/``result`` methods that also
+        keeps what the core does not (e.g. the Responses API's reasoning items).
+        """
+        return StreamAggregator(self.stream_format)
+
     # --- shared ------------------------------------------------------------------------------------
 
     def headers(self, stream: bool) -> dict[str, str]:
@@ -217,7 +225,7 @@ class HttpChatModel:
                 tool calls of a failed stream are never returned, so they are never executed.
         """
         url, content, headers = self._prepare(prompt, True)
-        aggregator = StreamAggregator(self.stream_format)
+        aggregator = self.new_aggregator()
         delivered: list[str] = []
         async with self._transport.open_stream(url, content, headers) as (response, deadline):
             try:
@@ -276,7 +284,7 @@ class HttpChatModel:
         return error
 
     def _feed(
-        self, aggregator: StreamAggregator, raw: bytes | None, url: str, response: httpx.Response
+        self, aggregator: Any, raw: bytes | None, url: str, response: httpx.Response
     ) -> tuple[list[ChatResponse], ProviderError | None]:
         """Feed bytes (``None`` = end); the delta chunks of the completed payloads and the core's error.
 
