@@ -117,8 +117,8 @@ def test_request_body_snapshot() -> None:
                         'name': 'get_weather',
                         'description': 'Current weather for a city',
                         'parameters': {
-                            'type': 'OBJECT',
-                            'properties': {'city': {'type': 'STRING'}, 'unit': {'type': 'STRING', 'nullable': True}},
+                            'type': 'object',
+                            'properties': {'city': {'type': 'string'}, 'unit': {'type': 'string', 'nullable': True}},
                             'required': ['city'],
                         },
                     }
@@ -263,7 +263,7 @@ def test_two_round_tool_loop_streaming() -> None:
 
 def test_connection_closed_mid_stream_keeps_the_partial_text(server: ReplayServer) -> None:
     body = recorded('gemini-answer.sse')
-    server.queue(Reply(body=body, content_type='text/event-stream', close_after=body.index(b'\n\n') + 2 + 20))
+    server.queue(Reply(body=body, content_type='text/event-stream', close_after=body.index(b'\n\n') + 2))
     seen, error = collect_until_error(model(server, retry=RetryPolicy(0)), Prompt.of('hi'))
     assert isinstance(error, IncompleteStreamError)
     assert ''.join(c.text for c in seen) == error.partial_text == 'It is 18 C'

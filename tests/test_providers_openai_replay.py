@@ -68,7 +68,7 @@ def test_two_round_tool_loop_blocking_and_async(server: ReplayServer) -> None:
         {'role': 'user', 'content': 'What is the weather in Rome?'},
         {
             'role': 'assistant',
-            'content': None,
+            'content': '',  # as the server answered it
             'tool_calls': [
                 {
                     'id': 'ePKxuVqxZdtY7woFlXcmqlHRHHwz3j7E',

@@ -93,6 +93,7 @@ def messages_to_gemini(messages: Sequence[Message]) -> tuple[dict[str, Any] | No
     contents: list[dict[str, Any]] = []
     wire_ids: set[str] = set()
     for message in messages:
+        parts: list[dict[str, Any]]
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, UserMessage):
