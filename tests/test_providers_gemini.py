@@ -20,7 +20,7 @@ from toolweave.chat import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolweave.exceptions import AuthenticationError, IncompleteStreamError
+from toolweave.exceptions import AuthenticationError, IncompleteStreamError, ProviderStreamError
 from toolweave.providers import GeminiChatModel, RetryPolicy
 from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -283,3 +283,47 @@ def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert GeminiChatModel().headers(False)['x-goog-api-key'] == 'g-env'
     monkeypatch.setenv('GEMINI_API_KEY', 'gem-env')
     assert GeminiChatModel().headers(False)['x-goog-api-key'] == 'gem-env'
+
+
+def test_error_payload_in_a_200_stream_keeps_the_partial_text(server: ReplayServer) -> None:
+    body = recorded('gemini-answer.sse')
+    first = body[: body.index(b'\n\n') + 2]
+    error = b'data: {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}\n\n'
+    server.queue(Reply(body=first + error, content_type='text/event-stream', headers={'x-request-id': 'g-req-1'}))
+    seen, exc = collect_until_error(model(server), Prompt.of('hi'))
+    assert isinstance(exc, ProviderStreamError)
+    assert exc.provider_message == 'The model is overloaded.'
+    assert exc.request_id == 'g-req-1'
+    assert ''.join(c.text for c in seen) == exc.partial_text == 'It is 18 C'
+    assert len(server.requests) == 1  # never retried once a byte of the stream was delivered
+
+
+def test_stream_500_then_success_is_retried(server: ReplayServer) -> None:
+    server.queue(Reply(500, b'{"error": {"code": 500, "message": "Internal error"}}'))
+    server.queue(Reply.from_file(RECORDED / 'gemini-answer.sse'))
+    with model(server, retry=RetryPolicy(max_retries=1, initial_delay=0.0)) as m:
+        chunks = collect(m, Prompt.of('hi'))
+    assert ''.join(c.text for c in chunks) == 'It is 18 C and sunny in Paris.'
+    assert chunks[-1].generations[0].finish_reason == 'stop'
+    assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 91
+    assert len(server.requests) == 2
+
+
+def test_streamed_text_signature_is_sent_back(server: ReplayServer) -> None:
+    # Gemini 3 signs a text answer on a (possibly empty) text part; it goes back on the text part
+    body = (
+        b'data: {"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}, "index": 0}]}\n\n'
+        b'data: {"candidates": [{"content": {"parts": [{"text": "", "thoughtSignature": "txtsig=="}], "role": "model"},'
+        b' "finishReason": "STOP", "index": 0}], "responseId": "r9", "modelVersion": "gemini-3-pro-preview"}\n\n'
+    )
+    server.queue(Reply(body=body, content_type='text/event-stream'))
+    with model(server) as m:
+        chunks = collect(m, Prompt.of('hi'))
+        assert [c.text for c in chunks] == ['Hello', '']
+        message = chunks[-1].generations[0].output
+        assert message.metadata['gemini_parts'] == [{'text': 'Hello', 'thoughtSignature': 'txtsig=='}]
+        next_round = Prompt((UserMessage('hi'), AssistantMessage('Hello', (), message.metadata), UserMessage('more')))
+        assert m.request_body(next_round)['contents'][1] == {
+            'role': 'model',
+            'parts': [{'text': 'Hello', 'thoughtSignature': 'txtsig=='}],
+        }

@@ -239,3 +239,31 @@ def test_error_event_mid_stream_keeps_the_partial_text(server: ReplayServer) -> 
     assert exc.provider_message == 'The server had an error'
     assert ''.join(c.text for c in seen) == exc.partial_text == 'It is 18 C and sunny in Paris.'
     assert 'sk-secret' not in str(exc)
+
+
+def test_two_round_tool_loop_with_previous_response_id(server: ReplayServer) -> None:
+    for reply in ('responses-tool-call.json', 'responses-answer.json'):
+        server.queue(Reply(body=recorded(reply)))
+    with model(server, previous_response_id=True) as m:
+        response = ChatClient.create(m).prompt('Weather in Paris?').tools(get_weather).call()
+    assert response.content() == 'It is 18 C and sunny in Paris.'
+    first, second = (r.json for r in server.requests)
+    assert 'previous_response_id' not in first
+    assert second['previous_response_id'] == 'resp_01'
+    assert second['input'] == [
+        {'type': 'function_call_output', 'call_id': 'call_W1', 'output': '18 C and sunny in Paris'}
+    ]
+
+
+def test_stream_429_with_retry_after_then_success(server: ReplayServer) -> None:
+    server.queue(
+        Reply(429, b'{"error": {"message": "Rate limit reached", "type": "requests"}}', headers={'Retry-After': '0'})
+    )
+    server.queue(Reply.from_file(RECORDED / 'responses-answer.sse'))
+    with model(server) as m:
+        chunks = collect(m, Prompt.of('hi'))
+    assert [c.text for c in chunks[:-1]] == ['It is 18 C', ' and sunny in Paris.']
+    final = chunks[-1]
+    assert (final.generations[0].finish_reason, final.id) == ('stop', 'resp_03')
+    assert final.usage is not None and final.usage.total_tokens == 111
+    assert len(server.requests) == 2

@@ -21,7 +21,7 @@ from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, To
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
-from toolweave.chat.stream import usage_from_native
+from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
 from toolweave.providers._http import RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import merge_options
@@ -131,11 +131,54 @@ def _tool_config(choice: str | Mapping[str, Any] | None) -> dict[str, Any] | Non
     return {'functionCallingConfig': {'mode': 'ANY', 'allowedFunctionNames': [choice]}}
 
 
+class _SignatureAggregator:
+    """The core's ``gemini`` aggregator plus the last thought signature on a part that is not a call.
+
+    Gemini 3 may sign a text answer (the signature arrives on a text part, often an empty one); the
+    core keeps only the signatures of calls, so this one is kept here and sent back on the text part.
+    """
+
+    def __init__(self) -> None:
+        self._inner = StreamAggregator('gemini')
+        self._signature: str | None = None
+
+    def _take(self, payloads: list[Any]) -> list[Any]:
+        for payload in payloads:
+            candidates = payload.get('candidates') if isinstance(payload, Mapping) else None
+            if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], Mapping):
+                continue
+            content = candidates[0].get('content')
+            parts = content.get('parts') if isinstance(content, Mapping) else None
+            for part in parts if isinstance(parts, list) else ():
+                if (
+                    isinstance(part, Mapping)
+                    and 'functionCall' not in part
+                    and isinstance(part.get('thoughtSignature'), str)
+                    and part.get('thought') is not True
+                ):
+                    self._signature = part['thoughtSignature']
+        return payloads
+
+    def feed(self, raw: bytes) -> list[Any]:
+        return self._take(self._inner.feed(raw))
+
+    def finish(self) -> list[Any]:
+        return self._take(self._inner.finish())
+
+    def result(self) -> dict[str, Any]:
+        result = dict(self._inner.result())
+        result['text_signature'] = self._signature
+        return result
+
+
 def parts_from_stream(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Wire ``parts`` of an aggregated stream: the text, then one ``functionCall`` per call with its signature."""
+    """Wire ``parts`` of an aggregated stream: the text (with its signature), then one ``functionCall`` per call."""
     parts: list[dict[str, Any]] = []
     if result.get('text'):
-        parts.append({'text': result['text']})
+        text_part: dict[str, Any] = {'text': result['text']}
+        if isinstance(result.get('text_signature'), str):
+            text_part['thoughtSignature'] = result['text_signature']
+        parts.append(text_part)
     for call in result.get('tool_calls') or ():
         part: dict[str, Any] = {'functionCall': {'name': call['name'], 'args': _loads_object(call['arguments'])}}
         if isinstance(call.get('thought_signature'), str):
@@ -320,6 +363,10 @@ class GeminiChatModel(HttpChatModel):
         text = ''.join(p['text'] for p in texts if p.get('thought') is not True)
         thought = ''.join(p['text'] for p in texts if p.get('thought') is True)
         return text_chunk(text, thought, id=payload.get('responseId'), model=payload.get('modelVersion'))
+
+    def new_aggregator(self) -> Any:
+        """The core's ``gemini`` aggregator, also keeping a text part's thought signature."""
+        return _SignatureAggregator()
 
     def message_extras(self, result: Mapping[str, Any]) -> dict[str, Any]:
         """The streamed text and calls as wire parts (with thought signatures), to send back next round."""
