@@ -8,13 +8,14 @@ STAMP := $(VENV)/.toolweave-deps
 BUILT := $(VENV)/.toolweave-built
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
-.PHONY: help demo test bench lint build clean redis-server
+.PHONY: help demo test bench lint build clean fuzz redis-server
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
+	@echo 'make fuzz   - cargo fuzz (nightly) on the stream and JSON parsers, FUZZ_SECONDS (60) per target'
 
 $(PY):
 	$(PY_BOOT) -m venv $(VENV)
@@ -55,3 +56,14 @@ lint: $(BUILT)
 
 clean:
 	rm -rf $(VENV) target
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := stream_feed json_modes
+
+# Coverage-guided fuzzing of the pure Rust core (fuzz/); needs a nightly toolchain and cargo-fuzz.
+fuzz:
+	rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
+	cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+	for t in $(FUZZ_TARGETS); do \
+		cargo +nightly fuzz run --fuzz-dir fuzz $$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
+	done

@@ -439,3 +439,147 @@ def test_feed_deltas_add_up_to_the_result(core: SimpleNamespace, name: str) -> N
     assert ''.join(t for t, _ in deltas) == result['text'] == expected['text']
     assert ''.join(r for _, r in deltas) == (result['reasoning'] or '')
     assert all(t or r for t, r in deltas)
+
+
+# --- generated valid streams per format ----------------------------------------------------------
+
+PIECES = st.lists(st.text(max_size=6), max_size=5)
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> dict[str, Any]:
+    calls = draw(
+        st.lists(
+            st.tuples(st.from_regex(r'[a-z_]{1,8}', fullmatch=True), st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=5), max_size=3)),
+            max_size=3,
+        )
+    )  # fmt: skip
+    return {'text': draw(PIECES), 'reasoning': draw(PIECES), 'calls': calls, 'cut': draw(st.integers(1, 7))}
+
+
+def render(fmt: str, m: dict[str, Any]) -> tuple[bytes, list[tuple[str, dict[str, Any]]]]:
+    """A valid stream of ``fmt`` carrying message ``m``; returns the body and the expected calls."""
+    events: list[dict[str, Any]] = []
+    calls = [(name, args) for name, args in m['calls']]
+    cut = m['cut']
+
+    def parts(args: dict[str, Any]) -> list[str]:
+        text = json.dumps(args)
+        return [text[i : i + cut] for i in range(0, len(text), cut)] or ['']
+
+    if fmt == 'anthropic':
+        events.append({'type': 'message_start', 'message': {'id': 'm', 'model': 'c', 'usage': {'input_tokens': 1}}})
+        blocks = [('thinking', r) for r in m['reasoning']] + [('text', t) for t in m['text']]
+        for i, (kind, piece) in enumerate(blocks):
+            events.append({'type': 'content_block_start', 'index': i, 'content_block': {'type': kind, kind: ''}})
+            events.append({'type': 'content_block_delta', 'index': i, 'delta': {'type': f'{kind}_delta', kind: piece}})
+        for j, (name, args) in enumerate(calls, start=len(blocks)):
+            events.append(
+                {
+                    'type': 'content_block_start',
+                    'index': j,
+                    'content_block': {'type': 'tool_use', 'id': f't{j}', 'name': name, 'input': {}},
+                }
+            )
+            events += [
+                {'type': 'content_block_delta', 'index': j, 'delta': {'type': 'input_json_delta', 'partial_json': p}}
+                for p in parts(args)
+            ]
+        events += [
+            {'type': 'message_delta', 'delta': {'stop_reason': 'end_turn'}, 'usage': {'output_tokens': 2}},
+            {'type': 'message_stop'},
+        ]
+    elif fmt == 'openai-responses':
+        events += [{'type': 'response.reasoning_summary_text.delta', 'delta': r} for r in m['reasoning']]
+        events += [{'type': 'response.output_text.delta', 'delta': t} for t in m['text']]
+        for j, (name, args) in enumerate(calls):
+            events.append(
+                {
+                    'type': 'response.output_item.added',
+                    'output_index': j,
+                    'item': {
+                        'type': 'function_call',
+                        'id': f'fc{j}',
+                        'call_id': f'c{j}',
+                        'name': name,
+                        'arguments': '',
+                    },
+                }
+            )
+            events += [
+                {'type': 'response.function_call_arguments.delta', 'output_index': j, 'delta': p} for p in parts(args)
+            ]
+        events.append(
+            {
+                'type': 'response.completed',
+                'response': {'id': 'r', 'model': 'g', 'status': 'completed', 'usage': {'input_tokens': 1}},
+            }
+        )
+    elif fmt == 'gemini':
+        events += [{'candidates': [{'content': {'parts': [{'text': r, 'thought': True}]}}]} for r in m['reasoning']]
+        events += [{'candidates': [{'content': {'parts': [{'text': t}]}}]} for t in m['text']]
+        for name, args in calls:
+            fc: dict[str, Any] = {'name': name, 'willContinue': True}
+            events.append({'candidates': [{'content': {'parts': [{'functionCall': fc}]}}]})
+            for key, value in args.items():
+                path = '$[' + json.dumps(key).replace('"', "'") + ']' if "'" not in key else None
+                if path is None or '\\' in path:
+                    continue
+                pa = {'jsonPath': path, ('stringValue' if isinstance(value, str) else 'numberValue'): value}
+                events.append(
+                    {
+                        'candidates': [
+                            {'content': {'parts': [{'functionCall': {'partialArgs': [pa], 'willContinue': True}}]}}
+                        ]
+                    }
+                )
+            events.append({'candidates': [{'content': {'parts': [{'functionCall': {}}]}}]})
+        events.append(
+            {
+                'candidates': [{'content': {'parts': []}, 'finishReason': 'STOP'}],
+                'usageMetadata': {'totalTokenCount': 3},
+                'responseId': 'R',
+            }
+        )
+    else:  # ollama
+        events += [
+            {'model': 'o', 'message': {'role': 'assistant', 'content': '', 'thinking': r}, 'done': False}
+            for r in m['reasoning']
+        ]
+        events += [{'model': 'o', 'message': {'role': 'assistant', 'content': t}, 'done': False} for t in m['text']]
+        if calls:
+            tcs = [{'function': {'name': name, 'arguments': args}} for name, args in calls]
+            events.append(
+                {'model': 'o', 'message': {'role': 'assistant', 'content': '', 'tool_calls': tcs}, 'done': False}
+            )
+        events.append(
+            {
+                'model': 'o',
+                'message': {'role': 'assistant', 'content': ''},
+                'done': True,
+                'done_reason': 'stop',
+                'eval_count': 2,
+            }
+        )
+        return ndjson(events), calls
+    return sse_from_payloads(events), calls
+
+
+@settings(max_examples=120, deadline=None)
+@given(fmt=st.sampled_from(OTHER_FORMATS), m=messages(), data=st.data())
+def test_generated_streams_split_randomly(fmt: str, m: dict[str, Any], data: st.DataObject) -> None:
+    """Rust == twin == one-shot for valid streams of every format, split anywhere."""
+    body, calls = render(fmt, m)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=12)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    one_shot = run(IMPLEMENTATIONS['rust'], fmt, [body])
+    assert run(IMPLEMENTATIONS['rust'], fmt, pieces) == one_shot == run(IMPLEMENTATIONS['reference'], fmt, pieces)
+    result, _, errors = one_shot
+    assert errors == [] and result['truncated'] is False
+    assert result['text'] == ''.join(m['text'])
+    assert (result['reasoning'] or '') == ''.join(m['reasoning'])
+    got = [(c['name'], json.loads(c['arguments'])) for c in result['tool_calls']]
+    if fmt == 'gemini':  # paths carry only keys Gemini can address here
+        assert [name for name, _ in got] == [name for name, _ in calls]
+    else:
+        assert got == calls
