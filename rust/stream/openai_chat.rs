@@ -242,7 +242,8 @@ fn parse_choice(j: &mut Jiter<'_>) -> JiterResult<Option<(i64, Choice)>> {
     Ok(index.map(|i| (i, c)))
 }
 
-fn parse_chunk(data: &[u8]) -> JiterResult<Option<Chunk>> {
+/// Parse one chunk; `want_id_model` is false once both are known (their values are then skipped).
+fn parse_chunk(data: &[u8], want_id_model: bool) -> JiterResult<Option<Chunk>> {
     let mut j = Jiter::new(data);
     let mut c = Chunk::default();
     let peek = j.peek()?;
@@ -253,8 +254,8 @@ fn parse_chunk(data: &[u8]) -> JiterResult<Option<Chunk>> {
     }
     for_keys!(j, key => {
         match key {
-            "id" => c.id = opt_string(&mut j)?,
-            "model" => c.model = opt_string(&mut j)?,
+            "id" if want_id_model => c.id = opt_string(&mut j)?,
+            "model" if want_id_model => c.model = opt_string(&mut j)?,
             "usage" => {
                 let p = j.peek()?;
                 let start = j.current_index();
@@ -396,7 +397,7 @@ impl OpenAiChatAggregator {
         if std::str::from_utf8(&ev.data).is_err() {
             return bad("data is not valid UTF-8");
         }
-        match parse_chunk(&ev.data) {
+        match parse_chunk(&ev.data, self.id.is_none() || self.model.is_none()) {
             Ok(Some(chunk)) if chunk.error => Outcome::Failed(self.provider_error(ev)),
             Ok(Some(chunk)) => {
                 self.apply(chunk, &ev.data);
