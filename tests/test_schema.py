@@ -214,3 +214,28 @@ def test_bad_tool_name_warns(caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 2
     assert messages[0].startswith("Tool name 'has space' may not be compatible with some LLMs")
+
+
+def test_tool_param_on_nested_fields():
+    from dataclasses import dataclass
+
+    class Inner(pydantic.BaseModel):
+        code: Annotated[str, ToolParam(description='Postal code', required=False)] = ''
+        note: Annotated[Optional[str], ToolParam(required=True)] = None
+        plain: int
+
+    @dataclass
+    class Box:
+        size: Annotated[int, ToolParam(description='Edge in cm')]
+
+    def f(inner: Inner, box: Box, top: Annotated[str, ToolParam(description='Top', required=False)] = 'x') -> None: ...
+
+    schema = function_schema(f).input_schema
+    inner = schema['properties']['inner']
+    assert inner['required'] == ['note', 'plain']
+    assert inner['properties']['code']['description'] == 'Postal code'
+    assert schema['properties']['box']['properties']['size']['description'] == 'Edge in cm'
+    assert schema['properties']['box']['required'] == ['size']
+    assert schema['properties']['top'] == {'type': 'string', 'description': 'Top', 'default': 'x'}
+    assert schema['required'] == ['inner', 'box']
+    assert 'x-toolweave-required' not in str(schema)

@@ -41,7 +41,7 @@ from pydantic_core import core_schema
 
 from toolweave._native import forbid_additional_properties, hoist_defs_to_root, upper_case_type_values
 from toolweave.tools.context import ToolContext
-from toolweave.tools.param import ToolParam
+from toolweave.tools.param import REQUIRED_MARK, ToolParam
 
 __all__ = ['FunctionSchema', 'ParameterSchema', 'SchemaOption', 'function_schema', 'name_to_description']
 
@@ -191,6 +191,7 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     if defs:
         input_schema['$defs'] = defs
     input_schema.update(properties=properties, required=required)
+    _apply_required_marks(input_schema)
     if SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT not in options:
         input_schema['additionalProperties'] = False
         input_schema = forbid_additional_properties(input_schema)
@@ -199,6 +200,29 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
     arguments = _arguments_adapter(func, parameters, SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options)
     return FunctionSchema(input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments)
+
+
+def _apply_required_marks(node: Any) -> None:
+    """Apply ``ToolParam(required=...)`` of nested fields: move the mark into the parent's ``required`` list."""
+    if isinstance(node, list):
+        for item in node:
+            _apply_required_marks(item)
+        return
+    if not isinstance(node, dict):
+        return
+    properties = node.get('properties')
+    if isinstance(properties, dict):
+        marks = {
+            name: prop.pop(REQUIRED_MARK)
+            for name, prop in properties.items()
+            if isinstance(prop, dict) and REQUIRED_MARK in prop
+        }
+        if marks:
+            current = set(node.get('required', ()))
+            wanted = {name for name in properties if marks.get(name, name in current)}
+            node['required'] = [name for name in properties if name in wanted]
+    for value in node.values():
+        _apply_required_marks(value)
 
 
 def _arguments_adapter(
@@ -241,6 +265,7 @@ def _parameter(
         ) from exc
     schema.pop('format', None)
     schema.pop('title', None)
+    schema.pop(REQUIRED_MARK, None)  # a parameter's own ToolParam.required is applied by _is_required
     description = (tool_param.description if tool_param else None) or field_description or doc
     if description:
         schema['description'] = description
