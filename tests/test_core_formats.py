@@ -450,7 +450,7 @@ PIECES = st.lists(st.text(max_size=6), max_size=5)
 def messages(draw: st.DrawFn) -> dict[str, Any]:
     calls = draw(
         st.lists(
-            st.tuples(st.from_regex(r'[a-z_]{1,8}', fullmatch=True), st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=5), max_size=3)),
+            st.tuples(st.from_regex(r'[a-z_]{1,8}', fullmatch=True), st.dictionaries(st.text(max_size=4), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=5), max_size=3)),
             max_size=3,
         )
     )  # fmt: skip
@@ -583,3 +583,15 @@ def test_generated_streams_split_randomly(fmt: str, m: dict[str, Any], data: st.
         assert [name for name, _ in got] == [name for name, _ in calls]
     else:
         assert got == calls
+
+
+def test_object_arguments_with_integers_beyond_64_bits_become_floats(core: SimpleNamespace) -> None:
+    """Re-serialised values (Ollama object arguments, Gemini args, usage) hold integers as 64-bit."""
+    line = {
+        'message': {'tool_calls': [{'function': {'name': 'f', 'arguments': {'a': 2**64, 'b': 10**400, 'c': 7}}}]},
+        'done': True,
+        'eval_count': 2**70,
+    }
+    result, _, _ = run(core, 'ollama', [ndjson([line])])
+    assert json.loads(result['tool_calls'][0]['arguments']) == {'a': float(2**64), 'b': None, 'c': 7}
+    assert result['usage'] == {'eval_count': float(2**70)}

@@ -17,17 +17,19 @@ Each format folds parsed event payloads (JSON objects) into one :class:`Message`
   open call. ``thought`` parts are reasoning. ``usageMetadata`` is cumulative: the last one wins.
 - ``ollama`` (``/api/chat`` NDJSON): each ``message.tool_calls`` entry is a whole call whose
   ``arguments`` may be an object (serialised compactly); ``done: true`` ends the stream.
+
+Values the core re-serialises (object arguments, Gemini args, usage objects, Anthropic blocks) hold
+integers as signed 64-bit: larger ones become floats (see :func:`norm`).
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
 import orjson
 
-__all__ = ['FORMATS', 'Message', 'compact', 'normalize_finish_reason']
+__all__ = ['FORMATS', 'Message', 'compact', 'norm', 'normalize_finish_reason']
 
 _ANTHROPIC_FINISH = {
     'end_turn': 'stop',
@@ -75,9 +77,27 @@ def normalize_finish_reason(format: str, native: str | None, has_tool_calls: boo
     return reason
 
 
+def norm(value: Any) -> Any:
+    """A deep copy of a parsed value as the Rust core holds re-serialised values (``serde_json``).
+
+    Integers outside the signed 64-bit range become floats (``None`` when even a float overflows);
+    everything else is copied unchanged.
+    """
+    if type(value) is int and not -(2**63) <= value <= 2**63 - 1:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, dict):
+        return {k: norm(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [norm(v) for v in value]
+    return value
+
+
 def compact(value: Any) -> str:
     """Compact JSON text of a parsed value (no spaces; non-ASCII kept), as the Rust core writes it."""
-    return orjson.dumps(value).decode()
+    return orjson.dumps(norm(value)).decode()
 
 
 def _str(value: Any) -> str | None:
@@ -153,7 +173,7 @@ class Anthropic:
             if isinstance(message, dict):
                 m.set_id_model(message.get('id'), message.get('model'))
                 if isinstance(message.get('usage'), dict):
-                    m.usage = copy.deepcopy(message['usage'])
+                    m.usage = norm(message['usage'])
         elif kind == 'content_block_start':
             self._start(chunk)
         elif kind == 'content_block_delta':
@@ -168,7 +188,7 @@ class Anthropic:
                     m.usage = {}
                 for k, v in usage.items():
                     if v is not None:
-                        m.usage[k] = copy.deepcopy(v)
+                        m.usage[k] = norm(v)
         elif kind == 'message_stop':
             m.done = True
         return True
@@ -178,7 +198,7 @@ class Anthropic:
         block = chunk.get('content_block')
         if index is None or not isinstance(block, dict):
             return
-        rec: dict[str, Any] = {'start': copy.deepcopy(block), 'parts': [], 'signature': [], 'call': None, 'json': False}
+        rec: dict[str, Any] = {'start': norm(block), 'parts': [], 'signature': [], 'call': None, 'json': False}
         kind = block.get('type')
         if kind == 'tool_use':
             rec['call'] = self.m.new_call(_str(block.get('id')) or '', _str(block.get('name')) or '')
@@ -218,7 +238,7 @@ class Anthropic:
     def blocks(self) -> list[dict[str, Any]]:
         out = []
         for rec in self.m.blocks:
-            block = copy.deepcopy(rec['start'])
+            block = norm(rec['start'])
             joined = ''.join(rec['parts'])
             kind = block.get('type')
             if kind == 'text':
@@ -259,7 +279,7 @@ class Responses:
                     status = _str(response.get('status'))
                     m.finish_reason = status or kind.removeprefix('response.')
                     if isinstance(response.get('usage'), dict):
-                        m.usage = copy.deepcopy(response['usage'])
+                        m.usage = norm(response['usage'])
         elif kind in ('response.output_item.added', 'response.output_item.done'):
             item = chunk.get('item')
             if isinstance(item, dict) and item.get('type') == 'function_call':
@@ -361,7 +381,7 @@ class Gemini:
         m = self.m
         m.set_id_model(chunk.get('responseId'), chunk.get('modelVersion'))
         if isinstance(chunk.get('usageMetadata'), dict):
-            m.usage = copy.deepcopy(chunk['usageMetadata'])
+            m.usage = norm(chunk['usageMetadata'])
         candidates = chunk.get('candidates')
         if not isinstance(candidates, list):
             return True
@@ -392,7 +412,7 @@ class Gemini:
         name = _str(fc.get('name'))
         if name:
             call = m.new_call(_str(fc.get('id')) or '', name)
-            call['args'] = copy.deepcopy(fc['args']) if isinstance(fc.get('args'), dict) else {}
+            call['args'] = norm(fc['args']) if isinstance(fc.get('args'), dict) else {}
             call['path'] = None
             call['extra']['thought_signature'] = _str(part.get('thoughtSignature'))
             self.open = call
@@ -414,7 +434,7 @@ class Gemini:
             return
         for key in ('stringValue', 'numberValue', 'boolValue', 'nullValue', 'structValue', 'listValue'):
             if key in pa:
-                value = None if key == 'nullValue' else copy.deepcopy(pa[key])
+                value = None if key == 'nullValue' else norm(pa[key])
                 break
         else:
             return
@@ -464,7 +484,7 @@ class Ollama:
         if chunk.get('done') is True:
             m.done = True
             m.finish_reason = _str(chunk.get('done_reason')) or 'stop'
-            usage = {k: chunk[k] for k in self.USAGE_KEYS if k in chunk}
+            usage = {k: norm(chunk[k]) for k in self.USAGE_KEYS if k in chunk}
             if usage:
                 m.usage = usage
         return True
