@@ -11,22 +11,22 @@ fn is_ws(b: u8) -> bool {
     WS.contains(&b)
 }
 
-fn ws(t: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws(t: &[u8], mut i: usize) -> usize {
     while i < t.len() && is_ws(t[i]) {
         i += 1;
     }
     i
 }
 
-fn is_number_byte(b: u8) -> bool {
+pub(crate) fn is_number_byte(b: u8) -> bool {
     b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')
 }
 
 /// The text is not a prefix of valid JSON.
-struct Invalid;
+pub(crate) struct Invalid;
 
 /// End (after the closing quote) of the string opening at `i`; `None` at end of text.
-fn string_end(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
+pub(crate) fn string_end(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
     let n = t.len();
     let mut j = i + 1;
     while j < n {
@@ -68,7 +68,7 @@ fn low_prefix(rest: &[u8]) -> bool {
 }
 
 /// The unterminated string opening at `i`, closed (an incomplete trailing escape dropped).
-fn partial_string(text: &str, i: usize) -> String {
+pub(crate) fn partial_string(text: &str, i: usize) -> String {
     let t = text.as_bytes();
     let n = t.len();
     let mut j = i + 1;

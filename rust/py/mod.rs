@@ -1,6 +1,7 @@
 //! The Python binding: `toolweave._core`.
 
 mod errors;
+mod incremental;
 mod json;
 mod schema;
 mod stream;

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
 
+use super::incremental::Incremental;
 use crate::errors::{show, CoreError};
 use crate::stream::formats::anthropic_blocks;
 use crate::stream::openai_chat::ChoiceState;
@@ -21,6 +22,8 @@ const DETACH_BYTES: usize = 1 << 16;
 #[pyclass(module = "toolweave._core", name = "StreamAggregator")]
 pub struct StreamAggregator {
     inner: Core,
+    /// Resumable partial parsers of the tool calls' arguments, by tool call index.
+    partials: Vec<Incremental>,
 }
 
 /// The `format` argument: absent, or whatever object was passed (checked in `new`).
@@ -212,7 +215,10 @@ impl StreamAggregator {
         };
         let mut inner = Core::new(name)?;
         inner.set_limits(limits);
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            partials: Vec::new(),
+        })
     }
 
     #[getter]
@@ -308,23 +314,29 @@ impl StreamAggregator {
                 .ok()
                 .and_then(|i| usize::try_from(i).ok())
         };
-        let args = {
-            let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
-            match this.inner.inner_mut() {
-                Inner::OpenAiChat(s) => index
-                    .and_then(|i| s.main.tool_calls.get(i))
-                    .map(|c| c.arguments.clone()),
-                Inner::Generic(g) => {
-                    g.format.finalize(&mut g.message);
-                    index
-                        .and_then(|i| g.message.calls.get(i))
-                        .map(|c| c.arguments().to_owned())
-                }
+        let mut guard = slf.try_borrow_mut().map_err(|_| in_use())?;
+        let this = &mut *guard;
+        let text: Option<(&str, bool)> = match this.inner.inner_mut() {
+            Inner::OpenAiChat(s) => index
+                .and_then(|i| s.main.tool_calls.get(i))
+                .map(|c| (c.arguments.as_str(), false)),
+            Inner::Generic(g) => {
+                g.format.finalize(&mut g.message);
+                index
+                    .and_then(|i| g.message.calls.get(i))
+                    .map(|c| (c.arguments(), c.final_args.is_some()))
             }
         };
-        match args {
-            Some(a) => super::json::parse_mode(py, &a, super::json::Mode::Partial),
-            None => Err(PyIndexError::new_err(format!(
+        match (text, index) {
+            // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
+            (Some((a, true)), _) => super::json::parse_mode(py, a, super::json::Mode::Partial),
+            (Some((a, false)), Some(i)) => {
+                if this.partials.len() <= i {
+                    this.partials.resize_with(i + 1, Incremental::default);
+                }
+                this.partials[i].parse(py, a)
+            }
+            _ => Err(PyIndexError::new_err(format!(
                 "no tool call at index {}",
                 i.repr()?
             ))),
