@@ -134,6 +134,15 @@ class StreamAggregator:
     def partial_arguments(self, i: int) -> dict[str, Any]:
         """Arguments of tool call ``i`` (a position in ``result()['tool_calls']``) so far, in partial mode.
 
+        Equal to ``parse_arguments(arguments_so_far, mode='partial')``, but incremental: each tool call
+        keeps a resumable parser (stack of open containers, completed members already converted), so a
+        call scans only the bytes added since the previous call and rebuilds only the open path
+        (one new ``dict``/``list`` per open level plus the unfinished trailing value). Asking after
+        every fragment therefore costs O(total length) over a stream instead of O(n^2). Containers
+        that were already closed are shared between successive results: treat results as read-only
+        (copy before mutating). Invalid text, top-level non-objects and nesting deeper than 64 levels
+        take the one-shot path (same values and errors).
+
         Raises:
             IndexError: No tool call at that position.
             ToolArgumentsError: The arguments so far are not a prefix of a JSON object.

@@ -541,6 +541,10 @@ class StreamAggregator(_Choice):
     def partial_arguments(self, i: int) -> dict[str, Any]:
         """Arguments of tool call ``i`` so far, parsed in partial mode.
 
+        The twin re-parses the whole text on every call (one-shot ``parse_arguments(text, 'partial')``);
+        the Rust core gives the same values incrementally (see ``toolweave._core``), except that it
+        shares already-closed containers between successive results.
+
         Raises:
             IndexError: No tool call at index ``i`` (a position in ``result()['tool_calls']``).
             ToolArgumentsError: The arguments so far are not a prefix of a JSON object.
