@@ -295,9 +295,9 @@ def test_write_results(capsys: pytest.CaptureFixture[str]) -> None:
         tables[group] = {name: median_time(fn, 0.4) for name, fn in cases.items()}
     asking = tables[ASKS]
     # The target: all asks together within 2x of one full parse (asks = feed + ask - feed only).
-    asking[ASKS_ALONE] = asking['toolweave rust: feed + partial_arguments each fragment'] - asking[
-        'toolweave rust: feed only (no asks)'
-    ]
+    asking[ASKS_ALONE] = (
+        asking['toolweave rust: feed + partial_arguments each fragment'] - asking['toolweave rust: feed only (no asks)']
+    )
     write_results(tables)
     with capsys.disabled():
         print('\n' + (RESULTS / 'core.md').read_text())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -33,7 +34,7 @@ def outcome(call: Any) -> Any:
 
 def fragments_of(text: str, cuts: list[int]) -> list[str]:
     bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def asks(name: str, fmt: str, fragments: list[str]) -> list[Any]:

@@ -99,7 +99,11 @@ impl Default for Incremental {
 
 impl Incremental {
     /// `parse_arguments(text, mode='partial')`, scanning only what was added since the last call.
-    pub(crate) fn parse<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn parse<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
         if !self.extends(text) {
             *self = Self::default();
         }
@@ -135,7 +139,10 @@ impl Incremental {
         let items = frame.items.bind(py);
         let added = if frame.is_object {
             let key = frame.key.take().ok_or(Unhandled)?;
-            items.cast::<PyDict>().map_err(|_| Unhandled)?.set_item(key, value)
+            items
+                .cast::<PyDict>()
+                .map_err(|_| Unhandled)?
+                .set_item(key, value)
         } else {
             items.cast::<PyList>().map_err(|_| Unhandled)?.append(value)
         };
@@ -234,8 +241,14 @@ impl Incremental {
                         }
                         b't' | b'f' | b'n' => {
                             let (word, v): (&[u8], Py<PyAny>) = match c {
-                                b't' => (b"true", PyBool::new(py, true).to_owned().into_any().unbind()),
-                                b'f' => (b"false", PyBool::new(py, false).to_owned().into_any().unbind()),
+                                b't' => (
+                                    b"true",
+                                    PyBool::new(py, true).to_owned().into_any().unbind(),
+                                ),
+                                b'f' => (
+                                    b"false",
+                                    PyBool::new(py, false).to_owned().into_any().unbind(),
+                                ),
                                 _ => (b"null", py.None()),
                             };
                             if t[i..].starts_with(word) {
