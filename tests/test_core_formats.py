@@ -250,16 +250,21 @@ SEEDS = [
     b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$[0]","stringValue":"x"}]}}]}}]}\n\n',
     b'data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c"}}\n\n',
     b'data: {"choices":[{"index":1,"delta":{"content":"\xff"}}]}\n\n',
+    b'data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\"\xc3\xa9"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"t\\u00e9"}}\n\n',
+    b'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"a"}}\n\n',
 ]
 
 
-def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any], deltas: bool = False) -> Any:
+def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any], method: str = 'feed') -> Any:
     agg = IMPLEMENTATIONS[name].StreamAggregator(fmt, **options)
-    feed = agg.feed_deltas if deltas else agg.feed
+    feed = getattr(agg, method)
+    end = (lambda: agg.feed_text(b'', end=True)) if method == 'feed_text' else agg.finish
     out: list[Any] = []
     for piece in [*pieces, None]:
         try:
-            out.append(feed(piece) if piece is not None else agg.finish())
+            out.append(feed(piece) if piece is not None else end())
         except (StreamFormatError, ProviderStreamError) as exc:
             out.append((type(exc).__name__, str(exc), exc.chunks))
     calls = agg.result()['tool_calls']
@@ -286,8 +291,9 @@ def run_limited(name: str, fmt: str, pieces: list[bytes], options: dict[str, Any
     ),
 )
 def test_fuzz_rust_equals_reference_and_never_crashes(fmt: str, pieces: list[bytes], options: dict[str, Any]) -> None:
-    assert run_limited('rust', fmt, pieces, options) == run_limited('reference', fmt, pieces, options)
-    assert run_limited('rust', fmt, pieces, options, True) == run_limited('reference', fmt, pieces, options, True)
+    for method in ('feed', 'feed_deltas', 'feed_text'):
+        rust = run_limited('rust', fmt, pieces, options, method)
+        assert rust == run_limited('reference', fmt, pieces, options, method), method
 
 
 def test_chat_response_ollama_case_b05(core: SimpleNamespace) -> None:
@@ -441,6 +447,33 @@ def test_feed_deltas_add_up_to_the_result(core: SimpleNamespace, name: str) -> N
     assert all(t or r for t, r in deltas)
 
 
+@pytest.mark.parametrize('name', corpus_streams(None))
+def test_feed_text_adds_up_to_the_result(core: SimpleNamespace, name: str) -> None:
+    body, expected = load_stream(name)
+    agg = core.StreamAggregator(stream_format(expected))
+    texts: list[tuple[str, str]] = []
+    pieces = [body[i : i + 97] for i in range(0, len(body), 97)]
+    for n, piece in enumerate(pieces, start=1):
+        try:
+            texts.append(agg.feed_text(piece, end=n == len(pieces)))
+        except ProviderStreamError as exc:
+            assert len(exc.chunks) <= 1
+            texts += exc.chunks
+    result = agg.result()
+    assert ''.join(t for t, _ in texts) == result['text'] == expected['text']
+    assert ''.join(r for _, r in texts) == (result['reasoning'] or '')
+    assert agg.feed_text(b'', end=True) == ('', '')
+
+
+def test_feed_text_end_flushes_an_unterminated_event(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator('anthropic')
+    start = b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+    delta = b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\xe6\x9d\xb1 \\"x\\""}}'
+    assert agg.feed_text(start + delta) == ('', '')
+    assert agg.feed_text(b'', end=True) == ('\u6771 "x"', '')
+    assert agg.result()['chunks'] == 2
+
+
 # --- generated valid streams per format ----------------------------------------------------------
 
 PIECES = st.lists(st.text(max_size=6), max_size=5)
@@ -454,7 +487,13 @@ def messages(draw: st.DrawFn) -> dict[str, Any]:
             max_size=3,
         )
     )  # fmt: skip
-    return {'text': draw(PIECES), 'reasoning': draw(PIECES), 'calls': calls, 'cut': draw(st.integers(1, 7))}
+    return {
+        'text': draw(PIECES),
+        'reasoning': draw(PIECES),
+        'calls': calls,
+        'cut': draw(st.integers(1, 7)),
+        'compact': draw(st.booleans()),  # the providers' own compact JSON (the core's fastest path)
+    }
 
 
 def render(fmt: str, m: dict[str, Any]) -> tuple[bytes, list[tuple[str, dict[str, Any]]]]:
@@ -562,6 +601,9 @@ def render(fmt: str, m: dict[str, Any]) -> tuple[bytes, list[tuple[str, dict[str
             }
         )
         return ndjson(events), calls
+    if m['compact']:
+        dumps = [json.dumps(e, separators=(',', ':'), ensure_ascii=False).encode() for e in events]
+        return b''.join(b'data: ' + d + b'\n\n' for d in dumps), calls
     return sse_from_payloads(events), calls
 
 
@@ -576,6 +618,10 @@ def test_generated_streams_split_randomly(fmt: str, m: dict[str, Any], data: st.
     assert run(IMPLEMENTATIONS['rust'], fmt, pieces) == one_shot == run(IMPLEMENTATIONS['reference'], fmt, pieces)
     result, _, errors = one_shot
     assert errors == [] and result['truncated'] is False
+    for impl in IMPLEMENTATIONS.values():
+        agg = impl.StreamAggregator(fmt)
+        texts = [agg.feed_text(p) for p in pieces] + [agg.feed_text(b'', end=True)]
+        assert (''.join(t for t, _ in texts), ''.join(r for _, r in texts)) == (result['text'], result['reasoning'] or '')
     assert result['text'] == ''.join(m['text'])
     assert (result['reasoning'] or '') == ''.join(m['reasoning'])
     got = [(c['name'], json.loads(c['arguments'])) for c in result['tool_calls']]

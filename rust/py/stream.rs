@@ -112,43 +112,77 @@ fn in_use() -> PyErr {
     )
 }
 
-impl StreamAggregator {
-    /// Phase 2 (needs the interpreter): build the chunk dicts and raise the first failure.
-    fn deliver<'py>(
-        py: Python<'py>,
-        processed: Vec<(SseEvent, Outcome)>,
-    ) -> PyResult<Bound<'py, PyList>> {
+/// What one `feed`/`finish` call delivered: the data of each aggregated chunk (when wanted) and
+/// the first failure.
+#[derive(Default)]
+struct Delivery {
+    keep_chunks: bool,
+    chunks: Vec<Vec<u8>>,
+    first_error: Option<CoreError>,
+}
+
+impl Delivery {
+    fn new(keep_chunks: bool) -> Self {
+        Self {
+            keep_chunks,
+            ..Self::default()
+        }
+    }
+
+    fn take(&mut self, ev: SseEvent<'_>, outcome: Outcome) {
+        match outcome {
+            Outcome::Chunk if self.keep_chunks => self.chunks.push(ev.data.to_vec()),
+            Outcome::Failed(e) if self.first_error.is_none() => self.first_error = Some(e),
+            _ => {}
+        }
+    }
+
+    /// Raise the first failure with `delivered` in its `chunks` attribute, or return `delivered`.
+    fn finish<'py, T: IntoPyObject<'py>>(self, py: Python<'py>, delivered: T) -> PyResult<T> {
+        let Some(e) = self.first_error else {
+            return Ok(delivered);
+        };
+        let err = PyErr::from(e);
+        err.value(py).setattr(intern!(py, "chunks"), delivered)?;
+        Err(err)
+    }
+
+    /// Build the chunk dicts (needs the interpreter), then raise or return them.
+    fn into_chunks(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         let chunks = PyList::empty(py);
-        let mut first_error: Option<CoreError> = None;
-        for (ev, outcome) in processed {
-            match outcome {
-                Outcome::Chunk => match super::json::loads(py, &ev.data) {
-                    Ok(obj) => chunks.append(obj)?,
-                    Err(_) => {
-                        // Unreachable in practice: the aggregator validated the same bytes.
-                        let excerpt: String =
-                            String::from_utf8_lossy(&ev.data).chars().take(60).collect();
-                        let message = format!("data is not valid JSON: '{}'", show(&excerpt));
-                        first_error.get_or_insert(CoreError::StreamFormat {
-                            message,
-                            event: 0,
-                            excerpt,
-                        });
-                    }
-                },
-                Outcome::Skipped => {}
-                Outcome::Failed(e) => {
-                    first_error.get_or_insert(e);
+        for data in std::mem::take(&mut self.chunks) {
+            match super::json::loads(py, &data) {
+                Ok(obj) => chunks.append(obj)?,
+                Err(_) => {
+                    // Unreachable in practice: the aggregator validated the same bytes.
+                    let excerpt: String = String::from_utf8_lossy(&data).chars().take(60).collect();
+                    let message = format!("data is not valid JSON: '{}'", show(&excerpt));
+                    self.first_error.get_or_insert(CoreError::StreamFormat {
+                        message,
+                        event: 0,
+                        excerpt,
+                    });
                 }
             }
         }
-        match first_error {
-            None => Ok(chunks),
-            Some(e) => {
-                let err = PyErr::from(e);
-                err.value(py).setattr(intern!(py, "chunks"), chunks)?;
-                Err(err)
-            }
+        self.finish(py, chunks)
+    }
+}
+
+impl StreamAggregator {
+    /// Feed `data` (with the GIL released when it is large), then `finish()` when `end` is true.
+    fn run(&mut self, py: Python<'_>, data: &[u8], end: bool, delivery: &mut Delivery) {
+        let inner = &mut self.inner;
+        let mut sink = |ev: SseEvent<'_>, outcome: Outcome| delivery.take(ev, outcome);
+        if end && data.is_empty() {
+            // `finish()`: nothing to feed (feeding would re-report a breached total limit).
+        } else if data.len() >= DETACH_BYTES {
+            py.detach(|| inner.feed(data, &mut sink));
+        } else {
+            inner.feed(data, &mut sink);
+        }
+        if end {
+            inner.finish(&mut sink);
         }
     }
 }
@@ -229,17 +263,11 @@ impl StreamAggregator {
     fn feed<'py>(slf: &Bound<'py, Self>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let py = slf.py();
         let data = feed_data(data)?;
-        let data = data.bytes();
-        let processed = {
-            let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
-            let inner = &mut this.inner;
-            if data.len() >= DETACH_BYTES {
-                py.detach(|| inner.feed(data))
-            } else {
-                inner.feed(data)
-            }
-        };
-        Self::deliver(py, processed)
+        let mut delivery = Delivery::new(true);
+        slf.try_borrow_mut()
+            .map_err(|_| in_use())?
+            .run(py, data.bytes(), false, &mut delivery);
+        delivery.into_chunks(py)
     }
 
     /// Like `feed`, but returns only `(text_delta, reasoning_delta)` per chunk that added either.
@@ -249,40 +277,56 @@ impl StreamAggregator {
     ) -> PyResult<Bound<'py, PyList>> {
         let py = slf.py();
         let data = feed_data(data)?;
-        let data = data.bytes();
         let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
-        let inner = &mut this.inner;
-        inner.record_deltas = true;
-        inner.deltas.clear();
-        let processed = if data.len() >= DETACH_BYTES {
-            py.detach(|| inner.feed(data))
-        } else {
-            inner.feed(data)
-        };
-        inner.record_deltas = false;
+        let mut delivery = Delivery::new(false);
+        this.inner.record_deltas = true;
+        this.inner.deltas.clear();
+        this.run(py, data.bytes(), false, &mut delivery);
+        this.inner.record_deltas = false;
         let out = PyList::empty(py);
-        let deltas = std::mem::take(&mut inner.deltas);
-        let (text, reasoning) = inner.text_and_reasoning();
+        let deltas = std::mem::take(&mut this.inner.deltas);
+        let (text, reasoning) = this.inner.text_and_reasoning();
         for (t, r) in deltas {
             out.append((&text[t], &reasoning[r]))?;
         }
-        let first_error = processed.into_iter().find_map(|(_, o)| match o {
-            Outcome::Failed(e) => Some(e),
-            _ => None,
-        });
-        match first_error {
-            None => Ok(out),
-            Some(e) => {
-                let err = PyErr::from(e);
-                err.value(py).setattr(intern!(py, "chunks"), out)?;
-                Err(err)
+        delivery.finish(py, out)
+    }
+
+    /// Like `feed`, but returns only the text and reasoning this call added, each joined.
+    #[pyo3(signature = (data, *, end = false))]
+    fn feed_text<'py>(
+        slf: &Bound<'py, Self>,
+        data: &Bound<'py, PyAny>,
+        end: bool,
+    ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyString>)> {
+        let py = slf.py();
+        let data = feed_data(data)?;
+        let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
+        let (t0, r0) = text_lens(&this.inner);
+        let mut delivery = Delivery::new(false);
+        this.run(py, data.bytes(), end, &mut delivery);
+        let (text, reasoning) = this.inner.text_and_reasoning();
+        let added = (
+            PyString::new(py, &text[t0..]),
+            PyString::new(py, &reasoning[r0..]),
+        );
+        if delivery.first_error.is_some() {
+            let chunks = PyList::empty(py);
+            if !added.0.is_empty()? || !added.1.is_empty()? {
+                chunks.append(added.clone())?;
             }
+            delivery.finish(py, chunks)?;
         }
+        Ok(added)
     }
 
     fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let processed = slf.try_borrow_mut().map_err(|_| in_use())?.inner.finish();
-        Self::deliver(slf.py(), processed)
+        let py = slf.py();
+        let mut delivery = Delivery::new(true);
+        slf.try_borrow_mut()
+            .map_err(|_| in_use())?
+            .run(py, b"", true, &mut delivery);
+        delivery.into_chunks(py)
     }
 
     fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
@@ -360,6 +404,12 @@ impl StreamAggregator {
             this.inner.chunks()
         ))
     }
+}
+
+/// Byte lengths of the aggregated text and reasoning.
+fn text_lens(inner: &Core) -> (usize, usize) {
+    let (text, reasoning) = inner.text_and_reasoning();
+    (text.len(), reasoning.len())
 }
 
 fn json_to_py<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyAny>> {

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use jiter::{JsonObject, JsonValue};
 use serde_json::{Map, Value};
 
+use super::anthropic_delta::{BlockDelta, DeltaKind, Read};
 use super::message::{
     array_field, compact, field, index_field, is_true, obj_field, str_field, to_map, to_serde,
     Block, Message,
@@ -76,6 +77,20 @@ impl Format {
         }
     }
 
+    /// Fold an event in straight from its payload when a targeted pass can (Anthropic
+    /// `content_block_delta`, see [`BlockDelta`]); `false` when the general path must parse it.
+    pub fn apply_raw(&mut self, m: &mut Message, data: &[u8]) -> bool {
+        let Format::Anthropic { by_index } = self else {
+            return false;
+        };
+        match BlockDelta::read(data) {
+            Read::Delta(d) => apply_block_delta(m, by_index, &d),
+            Read::Ignored => {}
+            Read::Other => return false,
+        }
+        true
+    }
+
     /// Settle derived fields before a result is built (Gemini arguments and ids, Ollama ids).
     pub fn finalize(&self, m: &mut Message) {
         match self {
@@ -117,7 +132,11 @@ fn anthropic(m: &mut Message, by_index: &mut HashMap<i64, usize>, chunk: &JsonOb
             }
         }
         Some("content_block_start") => anthropic_start(m, by_index, chunk),
-        Some("content_block_delta") => anthropic_delta(m, by_index, chunk),
+        Some("content_block_delta") => {
+            if let Some(d) = BlockDelta::from_object(chunk) {
+                apply_block_delta(m, by_index, &d);
+            }
+        }
         Some("message_delta") => {
             if let Some(reason) =
                 obj_field(chunk, "delta").and_then(|d| str_field(d, "stop_reason"))
@@ -177,46 +196,33 @@ fn anthropic_start(m: &mut Message, by_index: &mut HashMap<i64, usize>, chunk: &
     m.blocks.push(rec);
 }
 
-fn anthropic_delta(m: &mut Message, by_index: &HashMap<i64, usize>, chunk: &JsonObject<'_>) {
-    let Some(&pos) = index_field(chunk, "index").and_then(|i| by_index.get(&i)) else {
-        return;
-    };
-    let Some(delta) = obj_field(chunk, "delta") else {
+fn apply_block_delta(m: &mut Message, by_index: &HashMap<i64, usize>, d: &BlockDelta<'_>) {
+    let Some(&pos) = by_index.get(&d.index) else {
         return;
     };
     let rec = &mut m.blocks[pos];
-    match str_field(delta, "type") {
-        Some("text_delta") => {
-            if let Some(t) = str_field(delta, "text") {
-                m.text.push_str(t);
-                rec.parts.push_str(t);
-            }
+    let t = d.value.as_ref();
+    match d.kind {
+        DeltaKind::Text => {
+            m.text.push_str(t);
+            rec.parts.push_str(t);
         }
-        Some("thinking_delta") => {
-            if let Some(t) = str_field(delta, "thinking") {
-                rec.parts.push_str(t);
-                m.reasoning.get_or_insert_with(String::new).push_str(t);
-            }
+        DeltaKind::Thinking => {
+            rec.parts.push_str(t);
+            m.reasoning.get_or_insert_with(String::new).push_str(t);
         }
-        Some("signature_delta") => {
-            if let Some(t) = str_field(delta, "signature") {
-                rec.signature.push_str(t);
-            }
-        }
-        Some("input_json_delta") => {
-            if let Some(t) = str_field(delta, "partial_json") {
-                rec.parts.push_str(t);
-                if let Some(slot) = rec.call {
-                    let call = &mut m.calls[slot];
-                    if !rec.json {
-                        call.final_args = None;
-                    }
-                    call.arguments.push_str(t);
+        DeltaKind::Signature => rec.signature.push_str(t),
+        DeltaKind::InputJson => {
+            rec.parts.push_str(t);
+            if let Some(slot) = rec.call {
+                let call = &mut m.calls[slot];
+                if !rec.json {
+                    call.final_args = None;
                 }
-                rec.json = true;
+                call.arguments.push_str(t);
             }
+            rec.json = true;
         }
-        _ => {}
     }
 }
 
@@ -620,8 +626,7 @@ mod tests {
     #[test]
     fn ollama_ndjson() {
         let mut agg = StreamAggregator::new("ollama").unwrap();
-        let mut n = agg.feed(b"{\"model\":\"m\",\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1}}}]}}\n{\"done\":true}").len();
-        n += agg.finish().len();
+        let n = agg.outcomes(b"{\"model\":\"m\",\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1}}}]}}\n{\"done\":true}").len();
         assert_eq!(n, 2);
         let Inner::Generic(g) = agg.inner() else {
             panic!()

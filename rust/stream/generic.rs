@@ -42,25 +42,29 @@ impl GenericAggregator {
         if ev.event == b"error" {
             return Outcome::Failed(provider_error(&mut self.error, ev));
         }
-        let data = trim_ascii(&ev.data);
+        let data = trim_ascii(ev.data);
         if data.is_empty() || data == b"[DONE]" {
             return Outcome::Skipped;
         }
-        if std::str::from_utf8(&ev.data).is_err() {
-            return bad_payload(self.events, &ev.data, "data is not valid UTF-8");
+        if std::str::from_utf8(ev.data).is_err() {
+            return bad_payload(self.events, ev.data, "data is not valid UTF-8");
         }
-        let value = match JsonValue::parse(&ev.data, false) {
+        if self.format.apply_raw(&mut self.message, ev.data) {
+            self.chunks += 1;
+            return Outcome::Chunk;
+        }
+        let value = match JsonValue::parse(ev.data, false) {
             Ok(v) => v,
             Err(_) => {
                 return bad_payload(
                     self.events,
-                    &ev.data,
-                    super::openai_chat::invalid_json_reason(&ev.data),
+                    ev.data,
+                    super::openai_chat::invalid_json_reason(ev.data),
                 )
             }
         };
         let JsonValue::Object(obj) = &value else {
-            return bad_payload(self.events, &ev.data, "data is not a JSON object");
+            return bad_payload(self.events, ev.data, "data is not a JSON object");
         };
         let is_error = !matches!(crate::json::get(obj, "error"), None | Some(JsonValue::Null));
         if is_error || !self.format.apply(&mut self.message, obj) {

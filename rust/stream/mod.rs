@@ -1,9 +1,11 @@
 //! Stream aggregation: an SSE decoder plus per-format aggregators.
 
+pub mod anthropic_delta;
 pub mod formats;
 pub mod generic;
 pub mod message;
 pub mod openai_chat;
+pub mod scan;
 pub mod sse;
 
 pub use generic::GenericAggregator;
@@ -79,6 +81,67 @@ pub enum Inner {
     Generic(GenericAggregator),
 }
 
+impl Inner {
+    /// The aggregated text and reasoning (choice 0; reasoning `""` when none).
+    pub fn text_and_reasoning(&self) -> (&str, &str) {
+        match self {
+            Inner::OpenAiChat(a) => (&a.main.text, a.main.reasoning.as_deref().unwrap_or("")),
+            Inner::Generic(g) => (
+                &g.message.text,
+                g.message.reasoning.as_deref().unwrap_or(""),
+            ),
+        }
+    }
+
+    fn lens(&self) -> (usize, usize) {
+        let (text, reasoning) = self.text_and_reasoning();
+        (text.len(), reasoning.len())
+    }
+}
+
+/// Check one event against the limits, aggregate it and hand it to `sink` with its outcome (its
+/// data repaired when invalid UTF-8 is replaced); with `deltas`, record the text and reasoning
+/// byte ranges it added.
+fn process(
+    inner: &mut Inner,
+    limits: &Limits,
+    deltas: Option<&mut Vec<(Range<usize>, Range<usize>)>>,
+    ev: SseEvent<'_>,
+    sink: &mut impl FnMut(SseEvent<'_>, Outcome),
+) {
+    if ev.data.len() > limits.max_event_bytes {
+        let outcome = too_large(
+            "event",
+            ev.data.len(),
+            "max_event_bytes",
+            limits.max_event_bytes,
+        );
+        return sink(SseEvent::default(), outcome);
+    }
+    let repaired;
+    let ev = if limits.replace_invalid_utf8 && std::str::from_utf8(ev.data).is_err() {
+        repaired = String::from_utf8_lossy(ev.data).into_owned();
+        SseEvent {
+            event: ev.event,
+            data: repaired.as_bytes(),
+        }
+    } else {
+        ev
+    };
+    let before = deltas.is_some().then(|| inner.lens());
+    let outcome = match inner {
+        Inner::OpenAiChat(a) => a.process_event(&ev),
+        Inner::Generic(g) => g.process_event(&ev),
+    };
+    if let (Some(deltas), Some((t0, r0)), Outcome::Chunk) = (deltas, before, &outcome) {
+        let (t1, r1) = inner.lens();
+        if t1 > t0 || r1 > r0 {
+            deltas.push((t0..t1, r0..r1));
+        }
+    }
+    sink(ev, outcome);
+}
+
 /// Raw bytes in, aggregated message out.
 #[derive(Debug)]
 pub struct StreamAggregator {
@@ -126,17 +189,23 @@ impl StreamAggregator {
         self.format
     }
 
-    /// Decode `data` and aggregate every completed event. Returns the events with their outcomes.
-    pub fn feed(&mut self, data: &[u8]) -> Vec<(SseEvent, Outcome)> {
+    /// Decode `data` and aggregate every completed event, calling `sink` with each event and its
+    /// outcome, in order (a limit breach is reported with an empty event).
+    pub fn feed(&mut self, data: &[u8], sink: &mut impl FnMut(SseEvent<'_>, Outcome)) {
         let max_total = self.limits.max_total_bytes;
         self.total = self.total.saturating_add(data.len());
         if self.total > max_total {
-            let outcome = too_large("stream", self.total, "max_total_bytes", max_total);
-            return vec![(SseEvent::default(), outcome)];
+            sink(
+                SseEvent::default(),
+                too_large("stream", self.total, "max_total_bytes", max_total),
+            );
+            return;
         }
-        let mut events = Vec::new();
-        self.decoder.feed(data, &mut events);
-        let mut out = self.process(events);
+        let (inner, limits, deltas) = (&mut self.inner, &self.limits, &mut self.deltas);
+        let mut record = self.record_deltas.then_some(deltas);
+        self.decoder.feed(data, &mut |ev| {
+            process(inner, limits, record.as_deref_mut(), ev, sink);
+        });
         let pending = self.decoder.buffered();
         if pending > self.limits.max_event_bytes {
             self.decoder.discard_event();
@@ -146,9 +215,8 @@ impl StreamAggregator {
                 "max_event_bytes",
                 self.limits.max_event_bytes,
             );
-            out.push((SseEvent::default(), outcome));
+            sink(SseEvent::default(), outcome);
         }
-        out
     }
 
     /// Set the limits (before feeding).
@@ -156,61 +224,19 @@ impl StreamAggregator {
         self.limits = limits;
     }
 
-    /// Flush the last event if the stream did not end with a blank line. Idempotent.
-    pub fn finish(&mut self) -> Vec<(SseEvent, Outcome)> {
-        let mut events = Vec::new();
-        self.decoder.finish(&mut events);
-        self.process(events)
-    }
-
-    fn process(&mut self, events: Vec<SseEvent>) -> Vec<(SseEvent, Outcome)> {
-        events
-            .into_iter()
-            .map(|mut ev| {
-                if ev.data.len() > self.limits.max_event_bytes {
-                    let outcome = too_large(
-                        "event",
-                        ev.data.len(),
-                        "max_event_bytes",
-                        self.limits.max_event_bytes,
-                    );
-                    ev.data.clear();
-                    return (ev, outcome);
-                }
-                if self.limits.replace_invalid_utf8 && std::str::from_utf8(&ev.data).is_err() {
-                    ev.data = String::from_utf8_lossy(&ev.data).into_owned().into_bytes();
-                }
-                let before = self.record_deltas.then(|| self.lens());
-                let outcome = match &mut self.inner {
-                    Inner::OpenAiChat(a) => a.process_event(&ev),
-                    Inner::Generic(g) => g.process_event(&ev),
-                };
-                if let (Some((t0, r0)), Outcome::Chunk) = (before, &outcome) {
-                    let (t1, r1) = self.lens();
-                    if t1 > t0 || r1 > r0 {
-                        self.deltas.push((t0..t1, r0..r1));
-                    }
-                }
-                (ev, outcome)
-            })
-            .collect()
-    }
-
-    /// Lengths of the aggregated text and reasoning (choice 0).
-    pub fn lens(&self) -> (usize, usize) {
-        let (text, reasoning) = self.text_and_reasoning();
-        (text.len(), reasoning.len())
+    /// Flush the last event if the stream did not end with a blank line. Idempotent. Reports
+    /// like [`StreamAggregator::feed`].
+    pub fn finish(&mut self, sink: &mut impl FnMut(SseEvent<'_>, Outcome)) {
+        let (inner, limits, deltas) = (&mut self.inner, &self.limits, &mut self.deltas);
+        let mut record = self.record_deltas.then_some(deltas);
+        self.decoder.finish(&mut |ev| {
+            process(inner, limits, record.as_deref_mut(), ev, sink);
+        });
     }
 
     /// The aggregated text and reasoning (choice 0; reasoning `""` when none).
     pub fn text_and_reasoning(&self) -> (&str, &str) {
-        match &self.inner {
-            Inner::OpenAiChat(a) => (&a.main.text, a.main.reasoning.as_deref().unwrap_or("")),
-            Inner::Generic(g) => (
-                &g.message.text,
-                g.message.reasoning.as_deref().unwrap_or(""),
-            ),
-        }
+        self.inner.text_and_reasoning()
     }
 
     /// The aggregated state so far.
@@ -221,6 +247,15 @@ impl StreamAggregator {
     /// The aggregated state so far, mutable (to settle derived fields before reading a result).
     pub fn inner_mut(&mut self) -> &mut Inner {
         &mut self.inner
+    }
+
+    /// Feed `data`, then finish, collecting the outcomes (tests).
+    #[cfg(test)]
+    pub fn outcomes(&mut self, data: &[u8]) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        self.feed(data, &mut |_, o| out.push(o));
+        self.finish(&mut |_, o| out.push(o));
+        out
     }
 
     /// The openai-chat state (tests).

@@ -17,7 +17,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
-use jiter::{Jiter, JiterResult, NumberAny, NumberInt, Peek};
+use jiter::{Jiter, JiterResult, Peek};
+
+use super::scan::{each_object, for_keys, not_null, opt_int, opt_string};
 
 use super::sse::SseEvent;
 use super::Outcome;
@@ -116,62 +118,6 @@ struct Chunk {
     choices: Vec<(i64, Choice)>,
 }
 
-fn opt_string(j: &mut Jiter<'_>) -> JiterResult<Option<String>> {
-    let peek = j.peek()?;
-    if peek == Peek::String {
-        Ok(Some(j.known_str()?.to_owned()))
-    } else {
-        j.known_skip(peek)?;
-        Ok(None)
-    }
-}
-
-/// `Some(i)` for a JSON integer that fits i64, `None` for anything else.
-fn opt_int(j: &mut Jiter<'_>) -> JiterResult<Option<i64>> {
-    let peek = j.peek()?;
-    if peek.is_num() {
-        Ok(match j.known_number(peek)? {
-            NumberAny::Int(NumberInt::Int(i)) => Some(i),
-            _ => None,
-        })
-    } else {
-        j.known_skip(peek)?;
-        Ok(None)
-    }
-}
-
-/// Iterate an array's object elements; non-objects (and non-arrays) are skipped.
-fn each_object(
-    j: &mut Jiter<'_>,
-    mut f: impl FnMut(&mut Jiter<'_>) -> JiterResult<()>,
-) -> JiterResult<()> {
-    let peek = j.peek()?;
-    if peek != Peek::Array {
-        return j.known_skip(peek);
-    }
-    let mut next = j.known_array()?;
-    while let Some(p) = next {
-        if p == Peek::Object {
-            f(j)?;
-        } else {
-            j.known_skip(p)?;
-        }
-        next = j.array_step()?;
-    }
-    Ok(())
-}
-
-/// Call `f` with each key of the object at the cursor (the `Peek::Object` must already be known).
-macro_rules! for_keys {
-    ($j:ident, $key:ident => $body:block) => {{
-        let mut k = $j.known_object()?;
-        while let Some($key) = k {
-            $body
-            k = $j.next_key()?;
-        }
-    }};
-}
-
 fn parse_fragment(j: &mut Jiter<'_>) -> JiterResult<Fragment> {
     let mut f = Fragment::default();
     for_keys!(j, key => {
@@ -262,11 +208,7 @@ fn parse_chunk(data: &[u8], want_id_model: bool) -> JiterResult<Option<Chunk>> {
                 j.known_skip(p)?;
                 c.usage = (p == Peek::Object).then(|| start..j.current_index());
             }
-            "error" => {
-                let p = j.peek()?;
-                c.error = p != Peek::Null;
-                j.known_skip(p)?;
-            }
+            "error" => c.error = not_null(&mut j)?,
             "choices" => {
                 c.choices.clear();
                 each_object(&mut j, |j| {
@@ -352,12 +294,12 @@ pub(crate) fn provider_error(first: &mut Option<CoreError>, ev: &SseEvent) -> Co
     let event = if ev.event.is_empty() {
         "message".to_string()
     } else {
-        String::from_utf8_lossy(&ev.event).into_owned()
+        String::from_utf8_lossy(ev.event).into_owned()
     };
     let err = CoreError::Provider {
-        message: provider_message(&ev.data),
+        message: provider_message(ev.data),
         event,
-        data: ev.data.clone(),
+        data: ev.data.to_vec(),
     };
     if first.is_none() {
         *first = Some(err.clone());
@@ -377,7 +319,7 @@ impl OpenAiChatAggregator {
         if ev.event == b"error" {
             return Outcome::Failed(self.provider_error(ev));
         }
-        let data = trim_ascii(&ev.data);
+        let data = trim_ascii(ev.data);
         if data.is_empty() {
             return Outcome::Skipped;
         }
@@ -386,7 +328,7 @@ impl OpenAiChatAggregator {
             return Outcome::Skipped;
         }
         let bad = |what: &str| {
-            let excerpt = payload_excerpt(&ev.data);
+            let excerpt = payload_excerpt(ev.data);
             let message = format!("event {}: {what}: '{}'", self.events, show(&excerpt));
             Outcome::Failed(CoreError::StreamFormat {
                 message,
@@ -394,17 +336,17 @@ impl OpenAiChatAggregator {
                 excerpt,
             })
         };
-        if std::str::from_utf8(&ev.data).is_err() {
+        if std::str::from_utf8(ev.data).is_err() {
             return bad("data is not valid UTF-8");
         }
-        match parse_chunk(&ev.data, self.id.is_none() || self.model.is_none()) {
+        match parse_chunk(ev.data, self.id.is_none() || self.model.is_none()) {
             Ok(Some(chunk)) if chunk.error => Outcome::Failed(self.provider_error(ev)),
             Ok(Some(chunk)) => {
-                self.apply(chunk, &ev.data);
+                self.apply(chunk, ev.data);
                 Outcome::Chunk
             }
             Ok(None) => bad("data is not a JSON object"),
-            Err(_) => match crate::json::locate_error(&ev.data) {
+            Err(_) => match crate::json::locate_error(ev.data) {
                 Some((_, crate::json::NUMBER_TOO_LARGE)) => bad(NUMBER_IN_DATA_TOO_LARGE),
                 _ => bad("data is not valid JSON"),
             },
@@ -549,8 +491,7 @@ mod tests {
 
     fn run(stream: &[u8]) -> (StreamAggregator, Vec<Outcome>) {
         let mut agg = StreamAggregator::new("openai-chat").unwrap();
-        let mut outcomes: Vec<Outcome> = agg.feed(stream).into_iter().map(|(_, o)| o).collect();
-        outcomes.extend(agg.finish().into_iter().map(|(_, o)| o));
+        let outcomes = agg.outcomes(stream);
         (agg, outcomes)
     }
 

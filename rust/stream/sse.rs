@@ -5,25 +5,31 @@
 //! characters pass through untouched. Each input byte is scanned once; an incomplete line is
 //! carried to the next call.
 
+use std::ops::Range;
+
 use memchr::{memchr, memchr2};
 
 /// One dispatched event: its `event:` type (empty means the default, `message`) and its data,
-/// with multi-line `data:` fields joined by `\n`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
+/// with multi-line `data:` fields joined by `\n`. Both borrow from the decoder or its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SseEvent<'a> {
     /// The `event:` field, empty if none was given.
-    pub event: Vec<u8>,
+    pub event: &'a [u8],
     /// The joined `data:` fields.
-    pub data: Vec<u8>,
+    pub data: &'a [u8],
 }
 
-/// Streaming SSE decoder.
+/// Streaming SSE decoder. An event whose single `data:` line lies within one `feed` input is
+/// handed out straight from that input (no copy); only data that straddles inputs or spans
+/// several lines is buffered.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     line: Vec<u8>,
     skip_lf: bool,
     seen_first_line: bool,
     data: Vec<u8>,
+    /// The event's data is `input[range]` of the current `feed` call (not yet in `data`).
+    data_in_input: Option<Range<usize>>,
     has_data: bool,
     event: Vec<u8>,
     /// NDJSON mode (Ollama): every non-blank line is one event's data.
@@ -33,6 +39,13 @@ pub struct SseDecoder {
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Where `part` lies within `whole`, when it is a sub-slice of it (compared by address).
+fn range_within(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some(start..end)
+}
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
@@ -48,8 +61,8 @@ impl SseDecoder {
         }
     }
 
-    /// Decode `input`, appending every event it completes to `out`.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<SseEvent>) {
+    /// Decode `input`, calling `on_event` with every event it completes, in order.
+    pub fn feed(&mut self, input: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) {
         let mut pos = 0;
         if self.skip_lf && !input.is_empty() {
             self.skip_lf = false;
@@ -60,13 +73,13 @@ impl SseDecoder {
         while let Some(off) = memchr2(b'\r', b'\n', &input[pos..]) {
             let end = pos + off;
             if self.line.is_empty() {
-                self.process_line(&input[pos..end], out);
+                self.process_line(input, &input[pos..end], on_event);
             } else {
                 if !self.discarding {
                     self.line.extend_from_slice(&input[pos..end]);
                 }
                 let line = std::mem::take(&mut self.line);
-                self.process_line(&line, out);
+                self.process_line(input, &line, on_event);
                 self.line = line;
                 self.line.clear();
             }
@@ -82,6 +95,14 @@ impl SseDecoder {
         if !self.discarding {
             self.line.extend_from_slice(&input[pos..]);
         }
+        self.own_data(input);
+    }
+
+    /// Copy data still held in `input` into the decoder (the event continues in a later input).
+    fn own_data(&mut self, input: &[u8]) {
+        if let Some(range) = self.data_in_input.take() {
+            self.data.extend_from_slice(&input[range]);
+        }
     }
 
     /// Bytes held for the event in progress (its unfinished line plus its data so far).
@@ -93,6 +114,7 @@ impl SseDecoder {
     pub fn discard_event(&mut self) {
         self.line.clear();
         self.data.clear();
+        self.data_in_input = None;
         self.has_data = false;
         self.event.clear();
         self.discarding = true;
@@ -100,16 +122,22 @@ impl SseDecoder {
 
     /// End of stream: treat an unterminated last line as complete and dispatch the pending event
     /// even without the closing blank line. Idempotent.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+    pub fn finish(&mut self, on_event: &mut impl FnMut(SseEvent<'_>)) {
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
-            self.process_line(&line, out);
+            self.process_line(&[], &line, on_event);
         }
         self.skip_lf = false;
-        self.dispatch(out);
+        self.dispatch(&[], on_event);
     }
 
-    fn process_line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) {
+    /// Handle one line; `input` is the current `feed` input (the line may or may not lie in it).
+    fn process_line(
+        &mut self,
+        input: &[u8],
+        mut line: &[u8],
+        on_event: &mut impl FnMut(SseEvent<'_>),
+    ) {
         if self.discarding {
             if self.ndjson || line.is_empty() {
                 self.discarding = false;
@@ -124,15 +152,15 @@ impl SseDecoder {
         }
         if self.ndjson {
             if line.iter().any(|b| !b.is_ascii_whitespace()) {
-                out.push(SseEvent {
-                    event: Vec::new(),
-                    data: line.to_vec(),
+                on_event(SseEvent {
+                    event: b"",
+                    data: line,
                 });
             }
             return;
         }
         if line.is_empty() {
-            self.dispatch(out);
+            self.dispatch(input, on_event);
             return;
         }
         if line[0] == b':' {
@@ -146,13 +174,7 @@ impl SseDecoder {
             None => (line, &b""[..]),
         };
         match field {
-            b"data" => {
-                if self.has_data {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(value);
-                self.has_data = true;
-            }
+            b"data" => self.add_data(input, value),
             b"event" => {
                 self.event.clear();
                 self.event.extend_from_slice(value);
@@ -161,16 +183,34 @@ impl SseDecoder {
         }
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        if self.has_data {
-            out.push(SseEvent {
-                event: std::mem::take(&mut self.event),
-                data: std::mem::take(&mut self.data),
-            });
-            self.has_data = false;
+    fn add_data(&mut self, input: &[u8], value: &[u8]) {
+        if !self.has_data {
+            self.has_data = true;
+            if let Some(range) = range_within(input, value) {
+                self.data_in_input = Some(range);
+                return;
+            }
         } else {
-            self.event.clear();
+            self.own_data(input);
+            self.data.push(b'\n');
         }
+        self.data.extend_from_slice(value);
+    }
+
+    fn dispatch(&mut self, input: &[u8], on_event: &mut impl FnMut(SseEvent<'_>)) {
+        if self.has_data {
+            let data = match self.data_in_input.take() {
+                Some(range) => &input[range],
+                None => &self.data[..],
+            };
+            on_event(SseEvent {
+                event: &self.event,
+                data,
+            });
+            self.data.clear();
+            self.has_data = false;
+        }
+        self.event.clear();
     }
 }
 
@@ -178,21 +218,24 @@ impl SseDecoder {
 mod tests {
     use super::*;
 
-    fn decode_all(pieces: &[&[u8]]) -> Vec<SseEvent> {
+    type Owned = (Vec<u8>, Vec<u8>);
+
+    fn collect(out: &mut Vec<Owned>) -> impl FnMut(SseEvent<'_>) + '_ {
+        |e| out.push((e.event.to_vec(), e.data.to_vec()))
+    }
+
+    fn decode_all(pieces: &[&[u8]]) -> Vec<Owned> {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
         for p in pieces {
-            d.feed(p, &mut out);
+            d.feed(p, &mut collect(&mut out));
         }
-        d.finish(&mut out);
+        d.finish(&mut collect(&mut out));
         out
     }
 
-    fn ev(event: &str, data: &str) -> SseEvent {
-        SseEvent {
-            event: event.as_bytes().to_vec(),
-            data: data.as_bytes().to_vec(),
-        }
+    fn ev(event: &str, data: &str) -> Owned {
+        (event.as_bytes().to_vec(), data.as_bytes().to_vec())
     }
 
     #[test]
@@ -215,10 +258,10 @@ mod tests {
     fn finish_flushes_and_is_idempotent() {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(b"data: x", &mut out);
+        d.feed(b"data: x", &mut collect(&mut out));
         assert!(out.is_empty());
-        d.finish(&mut out);
-        d.finish(&mut out);
+        d.finish(&mut collect(&mut out));
+        d.finish(&mut collect(&mut out));
         assert_eq!(out, vec![ev("", "x")]);
     }
 

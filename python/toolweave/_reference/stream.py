@@ -450,6 +450,30 @@ class StreamAggregator(_Choice):
             deltas, self._deltas = self._deltas, None
         return deltas
 
+    def feed_text(self, data: bytes, *, end: bool = False) -> tuple[str, str]:
+        """Like :meth:`feed`, but return only the text and reasoning this call added, each joined.
+
+        With ``end=True`` the call also does what :meth:`finish` does (after feeding ``data``). On an
+        error the exception's ``chunks`` holds ``[(text, reasoning)]`` added by the good events (empty
+        when they added nothing).
+        """
+        _feed_bytes(data)
+        text, reasoning = self._parts()
+        before = (len(text), len(reasoning or ()))
+        failure: StreamFormatError | ProviderStreamError | None = None
+        steps = ([] if end and not data else [lambda: self.feed(data)]) + ([self.finish] if end else [])
+        for step in steps:
+            try:
+                step()
+            except (StreamFormatError, ProviderStreamError) as exc:
+                failure = failure or exc
+        text, reasoning = self._parts()
+        added = (''.join(text[before[0] :]), ''.join((reasoning or [])[before[1] :]))
+        if failure is not None:
+            failure.chunks = [added] if any(added) else []  # type: ignore[attr-defined]
+            raise failure
+        return added
+
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """Feed raw SSE bytes (split anywhere); return the chunks this call completed, in order.
 
