@@ -468,7 +468,9 @@ def test_feed_text_adds_up_to_the_result(core: SimpleNamespace, name: str) -> No
 def test_feed_text_end_flushes_an_unterminated_event(core: SimpleNamespace) -> None:
     agg = core.StreamAggregator('anthropic')
     start = b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
-    delta = b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\xe6\x9d\xb1 \\"x\\""}}'
+    delta = (
+        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\xe6\x9d\xb1 \\"x\\""}}'
+    )
     assert agg.feed_text(start + delta) == ('', '')
     assert agg.feed_text(b'', end=True) == ('\u6771 "x"', '')
     assert agg.result()['chunks'] == 2
@@ -621,7 +623,10 @@ def test_generated_streams_split_randomly(fmt: str, m: dict[str, Any], data: st.
     for impl in IMPLEMENTATIONS.values():
         agg = impl.StreamAggregator(fmt)
         texts = [agg.feed_text(p) for p in pieces] + [agg.feed_text(b'', end=True)]
-        assert (''.join(t for t, _ in texts), ''.join(r for _, r in texts)) == (result['text'], result['reasoning'] or '')
+        assert (''.join(t for t, _ in texts), ''.join(r for _, r in texts)) == (
+            result['text'],
+            result['reasoning'] or '',
+        )
     assert result['text'] == ''.join(m['text'])
     assert (result['reasoning'] or '') == ''.join(m['reasoning'])
     got = [(c['name'], json.loads(c['arguments'])) for c in result['tool_calls']]
