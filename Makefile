@@ -61,9 +61,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := stream_feed json_modes
 
 # Coverage-guided fuzzing of the pure Rust core (fuzz/); needs a nightly toolchain and cargo-fuzz.
+# fuzz/seeds/<target>/ holds hand-made starting inputs (e.g. the exact Anthropic event shapes).
 fuzz:
 	rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
 	cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 	for t in $(FUZZ_TARGETS); do \
-		cargo +nightly fuzz run --fuzz-dir fuzz $$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
+		mkdir -p fuzz/corpus/$$t fuzz/seeds/$$t; \
+		cargo +nightly fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t fuzz/seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
 	done

@@ -10,9 +10,9 @@ fn run(format: &str, pieces: &[&[u8]], limits: Limits) -> (usize, String) {
     agg.set_limits(limits);
     let mut outcomes = 0;
     for p in pieces {
-        outcomes += agg.feed(p).len();
+        agg.feed(p, &mut |_, _| outcomes += 1);
     }
-    outcomes += agg.finish().len();
+    agg.finish(&mut |_, _| outcomes += 1);
     let (text, reasoning) = agg.text_and_reasoning();
     (outcomes, format!("{text}\u{0}{reasoning}\u{0}{:?}", agg.chunks()))
 }

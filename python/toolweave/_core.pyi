@@ -154,8 +154,9 @@ class StreamAggregator:
         call scans only the bytes added since the previous call and rebuilds only the open path
         (one new ``dict``/``list`` per open level plus the unfinished trailing value). Asking after
         every fragment therefore costs O(total length) over a stream instead of O(n^2). Containers
-        that were already closed are shared between successive results: treat results as read-only
-        (copy before mutating). Invalid text, top-level non-objects and nesting deeper than 64 levels
+        that were already closed are shared between successive results, and asking again before new
+        argument text arrived returns the same object: treat results as read-only (copy before
+        mutating). Invalid text, top-level non-objects and nesting deeper than 64 levels
         take the one-shot path (same values and errors).
 
         Raises:

@@ -82,6 +82,9 @@ pub(crate) struct Incremental {
     fingerprint: Vec<u8>,
     /// The text is not handled incrementally (invalid, too deep, not an object): one-shot path.
     unhandled: bool,
+    /// The last result, with the length and last bytes of the text it was for: asking again
+    /// before more text arrived returns the same object.
+    last: Option<(usize, Vec<u8>, Py<PyDict>)>,
 }
 
 impl Default for Incremental {
@@ -93,6 +96,7 @@ impl Default for Incremental {
             done: None,
             fingerprint: Vec::new(),
             unhandled: false,
+            last: None,
         }
     }
 }
@@ -104,6 +108,19 @@ impl Incremental {
         py: Python<'py>,
         text: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let t = text.as_bytes();
+        let tail = &t[t.len().saturating_sub(FINGERPRINT)..];
+        if let Some((len, end, d)) = &self.last {
+            if *len == t.len() && end[..] == tail[..] {
+                return Ok(d.bind(py).clone());
+            }
+        }
+        let d = self.parse_new(py, text)?;
+        self.last = Some((t.len(), tail.to_vec(), d.clone().unbind()));
+        Ok(d)
+    }
+
+    fn parse_new<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
         if !self.extends(text) {
             *self = Self::default();
         }
