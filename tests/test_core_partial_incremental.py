@@ -111,3 +111,19 @@ def test_completed_values_are_returned_unchanged_after_the_stream() -> None:
     assert seen[-1] == {'a': [{'b': 'c'}], 'd': 1}
     assert seen[-2] == {'a': [{'b': 'c'}]}
     assert seen[0] == {}
+
+
+def test_asking_again_without_new_text_returns_the_same_result() -> None:
+    agg = IMPLEMENTATIONS['rust'].StreamAggregator('anthropic')
+    agg.feed(sse_from_payloads([{**START, 'content_block': {**START['content_block'], 'input': {}}}]))
+    delta = {'type': 'content_block_delta', 'index': 0, 'delta': {'type': 'input_json_delta', 'partial_json': ''}}
+    agg.feed(sse_from_payloads([{**delta, 'delta': {**delta['delta'], 'partial_json': '{"a": [1, "x'}}]))
+    first = agg.partial_arguments(0)
+    assert first == {'a': [1, 'x']}
+    assert agg.partial_arguments(0) is first  # no new text: the cached result
+    agg.feed(b'event: ping\ndata: {"type":"ping"}\n\n')  # an event that adds no argument text
+    assert agg.partial_arguments(0) is first
+    agg.feed(sse_from_payloads([{**delta, 'delta': {**delta['delta'], 'partial_json': 'y"]}'}}]))
+    last = agg.partial_arguments(0)
+    assert last == {'a': [1, 'xy']} and last is not first
+    assert first == {'a': [1, 'x']}  # an earlier result is never changed by later text
