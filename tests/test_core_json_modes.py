@@ -64,6 +64,8 @@ def test_case_b27_partial_snapshots(core: SimpleNamespace) -> None:
         ('{"a": [1, 2,], "b": 3,}', {'a': [1, 2], 'b': 3}),
         ("{'a': 'it\\'s', 'b': \"q\"}", {'a': "it's", 'b': 'q'}),
         ("{'a': 'say \"hi\"'}", {'a': 'say "hi"'}),
+        ("{'a': 'it's Bob's', 'b': ['x' , 'y'], 'c': 'l'}", {'a': "it's Bob's", 'b': ['x', 'y'], 'c': 'l'}),
+        ("{'a': 'trailing'", {'a': 'trailing'}),
         ('{"a": True, "b": False, "c": None}', {'a': True, 'b': False, 'c': None}),
         ('{a: 1, snake_case: 2}', {'a': 1, 'snake_case': 2}),
         ('{"a": "line1\nline2\ttab\x01"}', {'a': 'line1\nline2\ttab\x01'}),

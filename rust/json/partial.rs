@@ -248,7 +248,15 @@ fn complete(text: &str) -> Result<String, Invalid> {
     }
 }
 
-/// A `quote`-delimited string at `i` rewritten as a strict double-quoted one (closed at end of text).
+/// Whether a `'` followed by `t[i..]` ends a single-quoted string: the next non-blank is a
+/// delimiter (`,` `:` `}` `]`) or the end. Otherwise it is an apostrophe (`'it's'`).
+fn closes(t: &[u8], i: usize) -> bool {
+    let k = ws(t, i);
+    k >= t.len() || matches!(t[k], b',' | b':' | b'}' | b']')
+}
+
+/// A `quote`-delimited string at `i` rewritten as a strict double-quoted one (closed at end of
+/// text); in a single-quoted string, a `'` that [`closes`] nothing is kept as an apostrophe.
 fn quoted(text: &str, i: usize, quote: u8, out: &mut String) -> usize {
     let t = text.as_bytes();
     let n = t.len();
@@ -257,7 +265,7 @@ fn quoted(text: &str, i: usize, quote: u8, out: &mut String) -> usize {
     let mut run = j; // start of bytes copied verbatim
     while j < n {
         let c = t[j];
-        let replacement: Option<&str> = if c == quote {
+        let replacement: Option<&str> = if c == quote && (quote == b'"' || closes(t, j + 1)) {
             out.push_str(&text[run..j]);
             out.push('"');
             return j + 1;

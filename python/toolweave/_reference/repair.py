@@ -10,7 +10,8 @@ text, at the strict parser's position.
   literal such as ``tru``, a dangling comma) is dropped; then the open containers are closed.
   Text that is not a prefix of valid JSON gives None.
 - :func:`repair` fixes what LLMs emit (the list of DESIGN section 7): markdown code fences and prose
-  around the object, single-quoted strings and keys, Python ``True/False/None``, unquoted keys (a
+  around the object, single-quoted strings and keys (a ``'`` not followed by a delimiter is an
+  apostrophe: ``'it's'``), Python ``True/False/None``, unquoted keys (a
   bare word followed by ``:``), raw control characters in strings, trailing commas, a stray closing
   bracket, and a missing end (closed as in partial mode). Unknown bare words in value position are
   not guessed: repair gives up (None). It never invents keys.
@@ -215,14 +216,23 @@ def _complete(text: str) -> str | None:  # noqa: C901
             raise _Invalid
 
 
+def _closes(text: str, i: int) -> bool:
+    """Whether a ``'`` before ``text[i:]`` ends a single-quoted string (a delimiter or the end follows)."""
+    k = _ws(text, i)
+    return k >= len(text) or text[k] in ',:}]'
+
+
 def _quoted(text: str, i: int, quote: str) -> tuple[str, int]:
-    """A ``quote``-delimited string at ``i`` rewritten as a strict double-quoted one (closed at EOF)."""
+    """A ``quote``-delimited string at ``i`` rewritten as a strict double-quoted one (closed at EOF).
+
+    In a single-quoted string a ``'`` that :func:`_closes` nothing is an apostrophe (``'it's'``).
+    """
     out = ['"']
     n = len(text)
     j = i + 1
     while j < n:
         c = text[j]
-        if c == quote:
+        if c == quote and (quote == '"' or _closes(text, j + 1)):
             return ''.join(out) + '"', j + 1
         if c == '\\' and j + 1 < n:
             e = text[j + 1]
