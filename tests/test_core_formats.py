@@ -425,9 +425,53 @@ def test_invalid_utf8_policy(core: SimpleNamespace, fmt: str) -> None:
 @pytest.mark.parametrize('fmt', ['openai-chat', 'anthropic', 'gemini'])
 def test_100k_nested_brackets_in_an_event_is_an_error(core: SimpleNamespace, fmt: str) -> None:
     agg = core.StreamAggregator(fmt)
-    with pytest.raises(StreamFormatError, match='data is not valid JSON'):
+    with pytest.raises(StreamFormatError, match='event 1: data nests deeper than 200 levels'):
         agg.feed(b'data: {"a":' + b'[' * 100_000 + b'\n\n')
     assert agg.feed(b'data: {}\n\n') == [{}]
+
+
+@pytest.mark.parametrize('fmt', ['openai-chat', 'anthropic', 'gemini', 'ollama'])
+def test_max_depth_bounds_event_data(core: SimpleNamespace, fmt: str) -> None:
+    agg = core.StreamAggregator(fmt, max_depth=3)
+    shallow = b'{"x": [[{}]], "model": "m"}'  # the innermost {} is at depth 3
+    deep = b'{"x": [[{"y": 1}]], "model": "m"}'  # 1 is at depth 4
+    frame = (lambda d: d + b'\n') if fmt == 'ollama' else (lambda d: b'data: ' + d + b'\n\n')
+    assert len(agg.feed(frame(shallow))) == 1
+    with pytest.raises(StreamFormatError, match=r"event 2: data nests deeper than 3 levels: '\{\"x\""):
+        agg.feed(frame(deep))
+    assert len(agg.feed(frame(shallow))) == 1
+    assert agg.result()['chunks'] == 2
+    # An error earlier in the text than the excess depth is reported as what it is.
+    with pytest.raises(StreamFormatError, match='data is not valid JSON'):
+        agg.feed(frame(b'{"x": tru, "y": [[[[[1]]]]]}'))
+
+
+def test_max_depth_bounds_partial_arguments(core: SimpleNamespace) -> None:
+    agg = core.StreamAggregator('anthropic', max_depth=3)
+    start = {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'tool_use', 'id': 't', 'name': 'f'}}
+    agg.feed(sse_from_payloads([{**start, 'content_block': {**start['content_block'], 'input': {}}}]))
+    delta = {'type': 'content_block_delta', 'index': 0, 'delta': {'type': 'input_json_delta', 'partial_json': ''}}
+    steps = [
+        ('{"a": [{"b"', {'a': [{}]}),
+        (': 1}, [', {'a': [{'b': 1}, []]}),
+        ('[', {'a': [{'b': 1}, [[]]]}),
+        ('1', None),
+    ]
+    for piece, want in steps:
+        agg.feed(sse_from_payloads([{**delta, 'delta': {**delta['delta'], 'partial_json': piece}}]))
+        if want is None:  # 1 would be at depth 4
+            with pytest.raises(ToolArgumentsError, match=r'char 19\): nesting deeper than 3 levels'):
+                agg.partial_arguments(0)
+        else:
+            assert agg.partial_arguments(0) == want
+
+
+@pytest.mark.parametrize('bad', [0, 201, -1, True, 2.0, '3'])
+def test_max_depth_must_be_an_int_from_1_to_200(core: SimpleNamespace, bad: object) -> None:
+    with pytest.raises(ValueError, match=r'StreamAggregator\(\) max_depth must be an int from 1 to 200, not '):
+        core.StreamAggregator('anthropic', max_depth=bad)
+    with pytest.raises(ValueError, match=r'parse_arguments\(\) max_depth must be an int from 1 to 200, not '):
+        core.parse_arguments('{}', max_depth=bad)
 
 
 @pytest.mark.parametrize('name', corpus_streams(None))

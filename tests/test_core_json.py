@@ -138,6 +138,26 @@ def test_depth_limit(core: SimpleNamespace) -> None:
         core.parse_arguments('[' * 100_000)
 
 
+def depth_of(value: Any, depth: int = 0) -> int:
+    """The depth of the deepest value (the top level is 0)."""
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return max((depth_of(c, depth + 1) for c in children), default=depth)
+
+
+@pytest.mark.parametrize('mode', ['strict', 'partial', 'lenient'])
+def test_max_depth(core: SimpleNamespace, mode: str) -> None:
+    text = '{"a": [{"b": [1]}], "c": {}}'  # 1 is at depth 4
+    assert core.parse_arguments(text, mode, max_depth=4) == json.loads(text)
+    with pytest.raises(ToolArgumentsError, match=r'\(char 14\): nesting deeper than 3 levels') as info:
+        core.parse_arguments(text, mode, max_depth=3)
+    assert (info.value.position, info.value.line, info.value.column) == (14, 1, 15)
+    with pytest.raises(ToolArgumentsError, match=r'\(char 7\): nesting deeper than 1 levels'):
+        core.parse_arguments(text, mode, max_depth=1)
+    assert core.parse_arguments('{"a": []}', mode, max_depth=1) == {'a': []}
+    with pytest.raises(ToolArgumentsError, match='nesting deeper than 5 levels'):
+        core.parse_arguments('{"a":' + '[' * 100_000, mode, max_depth=5)
+
+
 def test_large_input(core: SimpleNamespace) -> None:
     big = {'items': [{'id': i, 'name': f'item {i}', 'tags': ['a', 'b'], 'score': i / 7} for i in range(30_000)]}
     text = json.dumps(big)
@@ -250,3 +270,20 @@ def test_differential_random_bytes(data: bytes) -> None:
 @given(number=st.from_regex(r'-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,3})?', fullmatch=True))
 def test_differential_numbers(number: str) -> None:
     check_same('{"n": ' + number + '}')
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(st.text(max_size=4), json_values, max_size=4), max_depth=st.integers(1, 6), data=st.data())
+def test_differential_max_depth(value: dict[str, Any], max_depth: int, data: st.DataObject) -> None:
+    text = json.dumps(value)
+    cut = data.draw(st.integers(0, len(text)))
+    for mode, t in [('strict', text), ('lenient', text.replace('"', "'")), ('partial', text[:cut])]:
+        outcomes = []
+        for name in ('rust', 'reference'):
+            try:
+                outcomes.append(IMPLEMENTATIONS[name].parse_arguments(t, mode, max_depth=max_depth))
+            except ToolArgumentsError as exc:
+                outcomes.append((exc.position, str(exc)))
+        assert outcomes[0] == outcomes[1], (mode, t)
+        if mode == 'strict':
+            assert (outcomes[0] == value) == (depth_of(value) <= max_depth)

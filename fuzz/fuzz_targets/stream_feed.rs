@@ -24,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
         max_event_bytes: if head & 0x80 != 0 { 64 } else { 1 << 20 },
         max_total_bytes: 1 << 20,
         replace_invalid_utf8: head & 0x40 != 0,
+        max_depth: if head & 0x20 != 0 { 2 } else { 200 },
     };
     let cut = if body.is_empty() { 0 } else { usize::from(head) * 7 % body.len() };
     let whole = run(format, &[body], limits);

@@ -53,7 +53,11 @@ class StreamAggregator:
             raises ``StreamFormatError`` and its data is dropped.
         invalid_utf8: ``'reject'`` (default: the event is a ``StreamFormatError``) or ``'replace'``
             (invalid sequences in event data decode as U+FFFD, as ``bytes.decode(errors='replace')``).
-            Nesting deeper than 200 levels in an event is always a ``StreamFormatError``.
+        max_depth: Deepest nesting of a value in an event's data, and in the tool-call arguments
+            ``partial_arguments()`` parses (the top-level object is depth 0): an ``int`` from 1 to
+            200 (default 200, the parser's own limit; ``None`` means the default). A deeper event
+            raises ``StreamFormatError`` (``data nests deeper than N levels``), at any depth: a
+            100,000-bracket event is an error, never a crash. Other values raise ``ValueError``.
     """
 
     def __new__(
@@ -63,6 +67,7 @@ class StreamAggregator:
         max_event_bytes: int | None = 16777216,
         max_total_bytes: int | None = 268435456,
         invalid_utf8: str | None = 'reject',
+        max_depth: int | None = 200,
     ) -> StreamAggregator: ...
     @property
     def format(self) -> str:
@@ -164,14 +169,17 @@ class StreamAggregator:
             ToolArgumentsError: The arguments so far are not a prefix of a JSON object.
         """
 
-def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'strict') -> dict[str, Any]:
+def parse_arguments(
+    text: str | bytes | dict[str, Any], mode: str | None = 'strict', *, max_depth: int | None = 200
+) -> dict[str, Any]:
     """Parse tool-call arguments as a JSON object (strict: RFC 8259, no extensions).
 
     Empty or JSON-whitespace-only text gives ``{}``. Duplicate keys: the last wins. Integers of
     up to 4300 digits stay exact (whatever ``sys.set_int_max_str_digits`` says); a number whose
     integer part has more digits is rejected (``number too large``): converting it would take
-    quadratic time. Floats overflowing a double become infinite. Nesting deeper than 200 levels is
-    rejected.
+    quadratic time. Floats overflowing a double become infinite. A value nested deeper than
+    ``max_depth`` levels (the top-level object is depth 0; 200 at most) is rejected at any depth,
+    without recursion: ``nesting deeper than N levels``.
 
     Modes (DESIGN section 7; the rules are in ``toolweave._reference.repair``): ``'partial'`` closes
     a truncated prefix (unterminated string values kept, numbers trimmed, incomplete members
@@ -185,6 +193,7 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
         text: The arguments as sent by the model, ``str`` or UTF-8 ``bytes``; an object that
             arrived already decoded (Ollama, Gemini) is returned as a shallow copy.
         mode: ``'strict'`` (default; ``None`` means strict), ``'partial'`` or ``'lenient'``.
+        max_depth: Deepest nesting, an ``int`` from 1 to 200 (default 200; ``None`` means 200).
 
     Returns:
         The decoded object.
@@ -193,7 +202,7 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
         ToolArgumentsError: Invalid JSON, not an object, invalid UTF-8, a lone surrogate or a
             number too large (with position and excerpt in the original text).
         TypeError: ``text`` is neither ``str``, ``bytes`` nor ``dict``.
-        ValueError: An unknown ``mode``.
+        ValueError: An unknown ``mode``, or ``max_depth`` out of range.
     """
 
 @final

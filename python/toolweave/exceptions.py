@@ -86,7 +86,9 @@ class StreamFormatError(ValueError):
         message: The full message.
         event: 1-based number of the offending SSE event in the stream.
         excerpt: The first 60 characters of its data.
-        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
+        chunks: What the failing call delivered anyway: the chunk dicts (``feed()``/``finish()``),
+            the ``(text, reasoning)`` deltas (``feed_deltas()``) or ``[(text, reasoning)]``
+            (``feed_text()``, empty when nothing was added).
     """
 
     def __init__(self, message: str, event: int = 0, excerpt: str = '') -> None:
@@ -94,7 +96,7 @@ class StreamFormatError(ValueError):
         self.message = message
         self.event = event
         self.excerpt = excerpt
-        self.chunks: list[dict[str, Any]] = []
+        self.chunks: list[Any] = []
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.message, self.event, self.excerpt)
@@ -215,13 +217,15 @@ class ProviderStreamError(ProviderError):
     Attributes:
         message: The provider's message (the core) or a readable message naming the URL (providers).
         error: ``{'event': str, 'message': str, 'data': payload or its text}``, or ``None``.
-        chunks: The chunks the failing ``feed()``/``finish()`` call completed anyway.
+        chunks: What the failing call delivered anyway: the chunk dicts (``feed()``/``finish()``),
+            the ``(text, reasoning)`` deltas (``feed_deltas()``) or ``[(text, reasoning)]``
+            (``feed_text()``, empty when nothing was added).
     """
 
     def __init__(self, message: str, error: dict[str, Any] | None = None, **fields: Any) -> None:
         super().__init__(message, **fields)
         self.error = error
-        self.chunks: list[dict[str, Any]] = []
+        self.chunks: list[Any] = []
 
 
 class LocalModelError(RuntimeError):

@@ -9,6 +9,7 @@
 //! - empty or JSON-whitespace-only text (space, tab, LF, CR) means "no arguments": `{}`;
 //! - the value must be an object; other JSON values are rejected after a successful parse;
 //! - a value nested deeper than [`MAX_DEPTH`] levels is rejected (the top-level value is depth 0);
+//!   callers may set a lower limit (`max_depth`), checked by [`deeper_than`] after a parse;
 //! - `\u` escapes must not leave a lone surrogate; raw control characters are not allowed in strings;
 //! - a number whose integer part has more than [`MAX_INT_DIGITS`] digits is rejected ("number too
 //!   large"), floats included: converting such text to an `int` takes quadratic time (the reason
@@ -21,8 +22,34 @@ use jiter::{JsonObject, JsonValue};
 
 use crate::errors::{show, CoreError};
 
-/// Deepest nesting level a value may have (same as jiter's recursion limit).
+/// Deepest nesting level a value may have (same as jiter's recursion limit): the default and the
+/// largest value of every `max_depth` option.
 pub const MAX_DEPTH: usize = 200;
+
+/// The scanner's reason for a value nested too deep; [`depth_reason`] words it with the limit.
+pub const TOO_DEEP: &str = "nesting too deep";
+
+/// The reason reported for nesting deeper than `max_depth` levels.
+pub fn depth_reason(max_depth: usize) -> String {
+    format!("nesting deeper than {max_depth} levels")
+}
+
+/// Whether valid JSON `text` has a value nested deeper than `max_depth` (the top-level value is
+/// depth 0), with the position of the first such value. Free for limits of [`MAX_DEPTH`] and
+/// above (the parsers enforce that one) and for texts with at most `max_depth` brackets.
+pub fn deeper_than(text: &[u8], max_depth: usize) -> Option<usize> {
+    if max_depth >= MAX_DEPTH || brackets(text) <= max_depth {
+        return None;
+    }
+    match locate_error_within(text, max_depth) {
+        Some((pos, TOO_DEEP)) => Some(pos),
+        _ => None,
+    }
+}
+
+fn brackets(text: &[u8]) -> usize {
+    memchr::memchr2_iter(b'[', b'{', text).count()
+}
 
 /// Most digits the integer part of a number may have (CPython's default `int` conversion limit).
 pub const MAX_INT_DIGITS: usize = 4300;
@@ -80,7 +107,13 @@ pub fn not_an_object(text: &str, kind: &str) -> CoreError {
 /// The canonical error for text that a parser rejected. `fallback_byte` is the parser's own
 /// position, used only if our scanner finds nothing wrong (which would be a bug).
 pub fn error_for(text: &str, fallback_byte: usize) -> CoreError {
-    match locate_error(text.as_bytes()) {
+    error_within(text, fallback_byte, MAX_DEPTH)
+}
+
+/// [`error_for`] with nesting limited to `max_depth` (at most [`MAX_DEPTH`]).
+pub fn error_within(text: &str, fallback_byte: usize, max_depth: usize) -> CoreError {
+    match locate_error_within(text.as_bytes(), max_depth) {
+        Some((pos, TOO_DEEP)) => make_error(text, pos, &depth_reason(max_depth)),
         Some((pos, reason)) => make_error(text, pos, reason),
         None => make_error(
             text,
@@ -159,13 +192,18 @@ enum Frame {
 /// Scan `text` as strict JSON. Returns the byte offset and reason of the first error, or `None`
 /// when it is valid JSON (of any type). Iterative: no recursion however deep the input.
 pub fn locate_error(text: &[u8]) -> Option<(usize, &'static str)> {
+    locate_error_within(text, MAX_DEPTH)
+}
+
+/// [`locate_error`] with values nested deeper than `max_depth` rejected ([`TOO_DEEP`]).
+pub fn locate_error_within(text: &[u8], max_depth: usize) -> Option<(usize, &'static str)> {
     let mut s = Scanner { t: text, i: 0 };
     let mut stack: Vec<Frame> = Vec::new();
     s.ws();
     'value: loop {
         // Parse one value at position s.i.
-        if stack.len() > MAX_DEPTH {
-            return Some((s.i, "nesting deeper than 200 levels"));
+        if stack.len() > max_depth {
+            return Some((s.i, TOO_DEEP));
         }
         match s.peek() {
             None => return Some((s.i, "expected a value")),
@@ -509,10 +547,14 @@ mod tests {
         );
         assert_eq!(
             locate_error(deep.as_bytes()),
-            Some((MAX_DEPTH + 1, "nesting deeper than 200 levels"))
+            Some((MAX_DEPTH + 1, TOO_DEEP))
         );
         let very = "[".repeat(100_000);
         assert!(locate_error(very.as_bytes()).is_some());
+        assert_eq!(deeper_than(b"{\"a\": [[], {}], \"b\": \"[[[\"}", 2), None);
+        assert_eq!(deeper_than(b"{\"a\": [[], {}]}", 1), Some(7));
+        assert_eq!(deeper_than(b"{\"a\": [[1]]}", 2), Some(8));
+        assert_eq!(deeper_than(deep.as_bytes(), MAX_DEPTH), None);
     }
 
     #[test]

@@ -85,6 +85,8 @@ pub(crate) struct Incremental {
     /// The last result, with the length and last bytes of the text it was for: asking again
     /// before more text arrived returns the same object.
     last: Option<(usize, Vec<u8>, Py<PyDict>)>,
+    /// The caller's nesting limit.
+    max_depth: usize,
 }
 
 impl Default for Incremental {
@@ -97,17 +99,23 @@ impl Default for Incremental {
             fingerprint: Vec::new(),
             unhandled: false,
             last: None,
+            max_depth: crate::json::MAX_DEPTH,
         }
     }
 }
 
 impl Incremental {
     /// `parse_arguments(text, mode='partial')`, scanning only what was added since the last call.
+    ///
+    /// Values may nest `max_depth` levels deep (the one-shot path checks it: containers are
+    /// opened incrementally only while their members stay within the limit).
     pub(crate) fn parse<'py>(
         &mut self,
         py: Python<'py>,
         text: &str,
+        max_depth: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.max_depth = max_depth;
         let t = text.as_bytes();
         let tail = &t[t.len().saturating_sub(FINGERPRINT)..];
         if let Some((len, end, d)) = &self.last {
@@ -122,7 +130,10 @@ impl Incremental {
 
     fn parse_new<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
         if !self.extends(text) {
-            *self = Self::default();
+            *self = Self {
+                max_depth: self.max_depth,
+                ..Self::default()
+            };
         }
         if !self.unhandled {
             match self.advance(py, text) {
@@ -131,7 +142,7 @@ impl Incremental {
                 Err(Unhandled) => self.unhandled = true,
             }
         }
-        parse_mode(py, text, Mode::Partial)
+        parse_mode(py, text, Mode::Partial, self.max_depth)
     }
 
     /// True when `text` starts with the text committed so far (checked on its last bytes: the
@@ -303,7 +314,7 @@ impl Incremental {
     }
 
     fn open(&mut self, py: Python<'_>, is_object: bool) -> Result<(), Unhandled> {
-        if self.stack.len() >= MAX_INCREMENTAL_DEPTH {
+        if self.stack.len() >= MAX_INCREMENTAL_DEPTH.min(self.max_depth) {
             return Err(Unhandled);
         }
         let items = if is_object {

@@ -40,20 +40,25 @@ fn kind_of(v: &Bound<'_, PyAny>) -> &'static str {
     }
 }
 
-fn parse_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+fn parse_str<'py>(py: Python<'py>, text: &str, max_depth: usize) -> PyResult<Bound<'py, PyDict>> {
     if json::is_blank(text.as_bytes()) {
         return Ok(PyDict::new(py));
     }
     match loads(py, text.as_bytes()) {
-        Ok(v) => match v.cast_into::<PyDict>() {
-            Ok(d) => Ok(d),
-            Err(e) => Err(json::not_an_object(text, kind_of(&e.into_inner())).into()),
-        },
+        Ok(v) => {
+            if let Some(pos) = json::deeper_than(text.as_bytes(), max_depth) {
+                return Err(json::make_error(text, pos, &json::depth_reason(max_depth)).into());
+            }
+            match v.cast_into::<PyDict>() {
+                Ok(d) => Ok(d),
+                Err(e) => Err(json::not_an_object(text, kind_of(&e.into_inner())).into()),
+            }
+        }
         Err(e) => {
             let err = if text.len() >= DETACH_BYTES {
-                py.detach(|| json::error_for(text, e.index))
+                py.detach(|| json::error_within(text, e.index, max_depth))
             } else {
-                json::error_for(text, e.index)
+                json::error_within(text, e.index, max_depth)
             };
             Err(err.into())
         }
@@ -85,21 +90,29 @@ fn mode_of(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
     )))
 }
 
-/// `text` as an object if it parses strictly to one.
-fn try_object<'py>(py: Python<'py>, text: &str) -> Option<Bound<'py, PyDict>> {
-    loads(py, text.as_bytes()).ok()?.cast_into::<PyDict>().ok()
+/// `text` as an object if it parses strictly to one nested at most `max_depth` levels deep.
+fn try_object<'py>(py: Python<'py>, text: &str, max_depth: usize) -> Option<Bound<'py, PyDict>> {
+    let d = loads(py, text.as_bytes())
+        .ok()?
+        .cast_into::<PyDict>()
+        .ok()?;
+    json::deeper_than(text.as_bytes(), max_depth)
+        .is_none()
+        .then_some(d)
 }
 
+/// Parse in `mode` with values nested at most `max_depth` (1 ..= 200) levels deep.
 pub(crate) fn parse_mode<'py>(
     py: Python<'py>,
     text: &str,
     mode: Mode,
+    max_depth: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     if mode == Mode::Strict || json::is_blank(text.as_bytes()) {
-        return parse_str(py, text);
+        return parse_str(py, text, max_depth);
     }
     if mode == Mode::Lenient {
-        if let Some(d) = try_object(py, text) {
+        if let Some(d) = try_object(py, text, max_depth) {
             return Ok(d);
         }
     }
@@ -112,27 +125,51 @@ pub(crate) fn parse_mode<'py>(
     } else {
         fix()
     };
-    if let Some(d) = fixed.as_deref().and_then(|f| try_object(py, f)) {
+    if let Some(d) = fixed.as_deref().and_then(|f| try_object(py, f, max_depth)) {
         return Ok(d);
     }
-    parse_str(py, text) // raises the strict error of the original text
+    parse_str(py, text, max_depth) // raises the strict error of the original text
+}
+
+/// A `max_depth` argument: an `int` in `1 ..= 200` (not a `bool`); `None` means 200.
+pub(crate) fn max_depth_arg(function: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let Some(v) = v else {
+        return Ok(json::MAX_DEPTH);
+    };
+    if !v.is_instance_of::<PyBool>() {
+        if let Ok(n) = v.extract::<usize>() {
+            if (1..=json::MAX_DEPTH).contains(&n) {
+                return Ok(n);
+            }
+        }
+    }
+    Err(PyValueError::new_err(format!(
+        "{function} max_depth must be an int from 1 to {}, not {}",
+        json::MAX_DEPTH,
+        v.repr()?
+    )))
 }
 
 /// Parse tool-call arguments as a JSON object (modes: strict, partial, lenient).
 #[pyfunction]
-#[pyo3(signature = (text, mode = None), text_signature = "(text, mode='strict')")]
+#[pyo3(
+    signature = (text, mode = None, *, max_depth = None),
+    text_signature = "(text, mode='strict', *, max_depth=200)"
+)]
 pub fn parse_arguments<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     mode: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mode = mode_of(mode)?;
+    let max_depth = max_depth_arg("parse_arguments()", max_depth)?;
     if let Ok(d) = text.cast::<PyDict>() {
         return d.copy();
     }
     if let Ok(s) = text.cast::<PyString>() {
         if let Ok(t) = s.to_str() {
-            return parse_mode(py, t, mode);
+            return parse_mode(py, t, mode, max_depth);
         }
         // A lone surrogate: not encodable as UTF-8.
         let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
@@ -145,7 +182,7 @@ pub fn parse_arguments<'py>(
     } else if let Ok(b) = text.cast::<PyBytes>() {
         let data = b.as_bytes();
         match std::str::from_utf8(data) {
-            Ok(t) => parse_mode(py, t, mode),
+            Ok(t) => parse_mode(py, t, mode, max_depth),
             Err(e) => Err(json::invalid_utf8(data, e.valid_up_to()).into()),
         }
     } else {

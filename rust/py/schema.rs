@@ -364,7 +364,7 @@ impl SchemaValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parsed = super::json::parse_arguments(py, data, None)?;
+        let parsed = super::json::parse_arguments(py, data, None, None)?;
         let value = to_value(parsed.as_any(), 0)?;
         self.check(py, &value)?;
         Ok(parsed.into_any())

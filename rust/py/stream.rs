@@ -191,14 +191,15 @@ impl StreamAggregator {
 impl StreamAggregator {
     #[new]
     #[pyo3(
-        signature = (format = FormatArg::Default, *, max_event_bytes = None, max_total_bytes = None, invalid_utf8 = None),
-        text_signature = "(format='openai-chat', *, max_event_bytes=16777216, max_total_bytes=268435456, invalid_utf8='reject')"
+        signature = (format = FormatArg::Default, *, max_event_bytes = None, max_total_bytes = None, invalid_utf8 = None, max_depth = None),
+        text_signature = "(format='openai-chat', *, max_event_bytes=16777216, max_total_bytes=268435456, invalid_utf8='reject', max_depth=200)"
     )]
     fn new(
         format: FormatArg<'_>,
         max_event_bytes: Option<&Bound<'_, PyAny>>,
         max_total_bytes: Option<&Bound<'_, PyAny>>,
         invalid_utf8: Option<&Bound<'_, PyAny>>,
+        max_depth: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let limits = Limits {
             max_event_bytes: positive(
@@ -211,6 +212,7 @@ impl StreamAggregator {
                 max_total_bytes,
                 Limits::default().max_total_bytes,
             )?,
+            max_depth: super::json::max_depth_arg("StreamAggregator()", max_depth)?,
             replace_invalid_utf8: match invalid_utf8 {
                 None => false,
                 Some(v) => match v.extract::<String>().as_deref() {
@@ -360,6 +362,7 @@ impl StreamAggregator {
         };
         let mut guard = slf.try_borrow_mut().map_err(|_| in_use())?;
         let this = &mut *guard;
+        let max_depth = this.inner.limits().max_depth;
         let text: Option<(&str, bool)> = match this.inner.inner_mut() {
             Inner::OpenAiChat(s) => index
                 .and_then(|i| s.main.tool_calls.get(i))
@@ -373,12 +376,14 @@ impl StreamAggregator {
         };
         match (text, index) {
             // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
-            (Some((a, true)), _) => super::json::parse_mode(py, a, super::json::Mode::Partial),
+            (Some((a, true)), _) => {
+                super::json::parse_mode(py, a, super::json::Mode::Partial, max_depth)
+            }
             (Some((a, false)), Some(i)) => {
                 if this.partials.len() <= i {
                     this.partials.resize_with(i + 1, Incremental::default);
                 }
-                this.partials[i].parse(py, a)
+                this.partials[i].parse(py, a, max_depth)
             }
             _ => Err(PyIndexError::new_err(format!(
                 "no tool call at index {}",

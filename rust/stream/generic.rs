@@ -4,7 +4,7 @@ use jiter::JsonValue;
 
 use super::formats::Format;
 use super::message::Message;
-use super::openai_chat::{bad_payload, provider_error, trim_ascii};
+use super::openai_chat::{bad_payload, provider_error, too_deep, trim_ascii};
 use super::sse::SseEvent;
 use super::Outcome;
 use crate::errors::CoreError;
@@ -36,8 +36,8 @@ impl GenericAggregator {
         })
     }
 
-    /// Aggregate one dispatched event.
-    pub fn process_event(&mut self, ev: &SseEvent) -> Outcome {
+    /// Aggregate one dispatched event; values in its data may nest `max_depth` levels deep.
+    pub fn process_event(&mut self, ev: &SseEvent, max_depth: usize) -> Outcome {
         self.events += 1;
         if ev.event == b"error" {
             return Outcome::Failed(provider_error(&mut self.error, ev));
@@ -49,6 +49,9 @@ impl GenericAggregator {
         if std::str::from_utf8(ev.data).is_err() {
             return bad_payload(self.events, ev.data, "data is not valid UTF-8");
         }
+        if crate::json::deeper_than(ev.data, max_depth).is_some() {
+            return bad_payload(self.events, ev.data, &too_deep(max_depth));
+        }
         if self.format.apply_raw(&mut self.message, ev.data) {
             self.chunks += 1;
             return Outcome::Chunk;
@@ -59,7 +62,7 @@ impl GenericAggregator {
                 return bad_payload(
                     self.events,
                     ev.data,
-                    super::openai_chat::invalid_json_reason(ev.data),
+                    &super::openai_chat::invalid_json_reason(ev.data),
                 )
             }
         };

@@ -52,6 +52,8 @@ pub struct Limits {
     pub max_total_bytes: usize,
     /// Decode invalid UTF-8 in event data with U+FFFD instead of rejecting the event.
     pub replace_invalid_utf8: bool,
+    /// Deepest nesting of a value in an event's data (at most [`crate::json::MAX_DEPTH`]).
+    pub max_depth: usize,
 }
 
 impl Default for Limits {
@@ -60,6 +62,7 @@ impl Default for Limits {
             max_event_bytes: 16 << 20,
             max_total_bytes: 256 << 20,
             replace_invalid_utf8: false,
+            max_depth: crate::json::MAX_DEPTH,
         }
     }
 }
@@ -130,8 +133,8 @@ fn process(
     };
     let before = deltas.is_some().then(|| inner.lens());
     let outcome = match inner {
-        Inner::OpenAiChat(a) => a.process_event(&ev),
-        Inner::Generic(g) => g.process_event(&ev),
+        Inner::OpenAiChat(a) => a.process_event(&ev, limits.max_depth),
+        Inner::Generic(g) => g.process_event(&ev, limits.max_depth),
     };
     if let (Some(deltas), Some((t0, r0)), Outcome::Chunk) = (deltas, before, &outcome) {
         let (t1, r1) = inner.lens();
@@ -217,6 +220,11 @@ impl StreamAggregator {
             );
             sink(SseEvent::default(), outcome);
         }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Set the limits (before feeding).

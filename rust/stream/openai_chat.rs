@@ -281,11 +281,18 @@ pub(crate) fn bad_payload(event: usize, data: &[u8], what: &str) -> Outcome {
     })
 }
 
-/// Why a payload is not valid JSON (a too-large number has its own reason).
-pub(crate) fn invalid_json_reason(data: &[u8]) -> &'static str {
+/// The reason of a `StreamFormatError` for data nested deeper than `max_depth`.
+pub(crate) fn too_deep(max_depth: usize) -> String {
+    format!("data nests deeper than {max_depth} levels")
+}
+
+/// Why a payload is not valid JSON (a too-large number and too deep nesting have their own
+/// reasons; a lower `max_depth` was already checked by the caller).
+pub(crate) fn invalid_json_reason(data: &[u8]) -> String {
     match crate::json::locate_error(data) {
-        Some((_, crate::json::NUMBER_TOO_LARGE)) => NUMBER_IN_DATA_TOO_LARGE,
-        _ => "data is not valid JSON",
+        Some((_, crate::json::NUMBER_TOO_LARGE)) => NUMBER_IN_DATA_TOO_LARGE.to_string(),
+        Some((_, crate::json::TOO_DEEP)) => too_deep(crate::json::MAX_DEPTH),
+        _ => "data is not valid JSON".to_string(),
     }
 }
 
@@ -313,8 +320,8 @@ impl OpenAiChatAggregator {
         Self::default()
     }
 
-    /// Aggregate one dispatched SSE event.
-    pub fn process_event(&mut self, ev: &SseEvent) -> Outcome {
+    /// Aggregate one dispatched SSE event; values in its data may nest `max_depth` levels deep.
+    pub fn process_event(&mut self, ev: &SseEvent, max_depth: usize) -> Outcome {
         self.events += 1;
         if ev.event == b"error" {
             return Outcome::Failed(self.provider_error(ev));
@@ -339,6 +346,9 @@ impl OpenAiChatAggregator {
         if std::str::from_utf8(ev.data).is_err() {
             return bad("data is not valid UTF-8");
         }
+        if crate::json::deeper_than(ev.data, max_depth).is_some() {
+            return bad(&too_deep(max_depth));
+        }
         match parse_chunk(ev.data, self.id.is_none() || self.model.is_none()) {
             Ok(Some(chunk)) if chunk.error => Outcome::Failed(self.provider_error(ev)),
             Ok(Some(chunk)) => {
@@ -346,10 +356,7 @@ impl OpenAiChatAggregator {
                 Outcome::Chunk
             }
             Ok(None) => bad("data is not a JSON object"),
-            Err(_) => match crate::json::locate_error(ev.data) {
-                Some((_, crate::json::NUMBER_TOO_LARGE)) => bad(NUMBER_IN_DATA_TOO_LARGE),
-                _ => bad("data is not valid JSON"),
-            },
+            Err(_) => bad(&invalid_json_reason(ev.data)),
         }
     }
 

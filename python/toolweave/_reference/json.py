@@ -6,7 +6,7 @@ lose information (integers beyond 64 bits) or nesting is deep, the text is check
 scanner and decoded by :func:`json.loads`.
 
 Rules: RFC 8259 JSON; empty or JSON-whitespace-only text means ``{}``; the value must be an object;
-a value nested deeper than 200 levels is rejected; ``\\u`` escapes must not leave lone surrogates;
+a value nested deeper than 200 levels (or a caller's lower ``max_depth``) is rejected; ``\\u`` escapes must not leave lone surrogates;
 a number whose integer part has more than 4300 digits is rejected (``number too large``; floats too,
 like the Rust core: such text takes quadratic time to convert); duplicate keys: the last wins;
 integers stay exact (whatever ``sys.set_int_max_str_digits`` says); floats that overflow become
@@ -31,6 +31,7 @@ __all__ = [
     'loads_strict',
     'locate_error',
     'make_error',
+    'max_depth_arg',
     'parse_arguments',
     'show',
 ]
@@ -139,15 +140,23 @@ def _key(text: str, i: int) -> tuple[int, tuple[int, str] | None]:
     return _ws(text, i + 1), None
 
 
-def locate_error(text: str) -> tuple[int, str] | None:  # noqa: C901 - one state machine, like the Rust twin
-    """Scan ``text`` as strict JSON; return (character offset, reason) of the first error, or None."""
+def depth_reason(max_depth: int) -> str:
+    """The reason reported for a value nested deeper than ``max_depth`` levels."""
+    return f'nesting deeper than {max_depth} levels'
+
+
+def locate_error(text: str, max_depth: int = MAX_DEPTH) -> tuple[int, str] | None:  # noqa: C901 - one state machine, like the Rust twin
+    """Scan ``text`` as strict JSON; return (character offset, reason) of the first error, or None.
+
+    A value nested deeper than ``max_depth`` levels (the top-level value is depth 0) is an error.
+    """
     n = len(text)
     stack: list[str] = []
     i = _ws(text, 0)
     while True:
         # one value at i
-        if len(stack) > MAX_DEPTH:
-            return i, 'nesting deeper than 200 levels'
+        if len(stack) > max_depth:
+            return i, depth_reason(max_depth)
         c = text[i] if i < n else ''
         closed = True
         if c == '':
@@ -265,31 +274,34 @@ def _parse_int(digits: str) -> int:
         return sign * value
 
 
-def _check(text: str) -> None:
+def _check(text: str, max_depth: int = MAX_DEPTH) -> None:
     """Raise the canonical error if ``text`` is not strict JSON."""
     try:
         text.encode('utf-8')
     except UnicodeEncodeError as e:
         lossy = text.encode('utf-8', 'surrogatepass').decode('utf-8', 'replace')
         raise make_error(lossy, e.start, 'invalid character (lone surrogate)') from None
-    loc = locate_error(text)
+    loc = locate_error(text, max_depth)
     if loc is not None:
         raise make_error(text, *loc)
 
 
-def _needs_slow_path(text: str) -> bool:
-    return text.count('[') + text.count('{') > MAX_DEPTH or _BIG_DIGITS.search(text) is not None
+def _needs_slow_path(text: str, max_depth: int) -> bool:
+    return text.count('[') + text.count('{') > max_depth or _BIG_DIGITS.search(text) is not None
 
 
-def loads_strict(text: str) -> Any:
-    """Decode strict JSON of any type, raising :class:`ToolArgumentsError` at the canonical position."""
-    if _needs_slow_path(text):
-        _check(text)
+def loads_strict(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Decode strict JSON of any type, raising :class:`ToolArgumentsError` at the canonical position.
+
+    Values may nest ``max_depth`` levels deep (at most :data:`MAX_DEPTH`).
+    """
+    if _needs_slow_path(text, max_depth):
+        _check(text, max_depth)
         return json.loads(text, parse_int=_parse_int)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        _check(text)
+        _check(text, max_depth)
         # Valid strict JSON that orjson refuses: a float overflowing to infinity.
         return json.loads(text, parse_int=_parse_int)
 
@@ -309,7 +321,18 @@ def _kind(value: Any) -> str:
 _MODES = ('strict', 'partial', 'lenient')
 
 
-def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'strict') -> dict[str, Any]:
+def max_depth_arg(function: str, value: object) -> int:
+    """A ``max_depth`` argument: an ``int`` from 1 to 200 (not a ``bool``); None means 200."""
+    if value is None:
+        return MAX_DEPTH
+    if type(value) is not bool and isinstance(value, int) and 1 <= value <= MAX_DEPTH:
+        return int(value)
+    raise ValueError(f'{function} max_depth must be an int from 1 to {MAX_DEPTH}, not {value!r}')
+
+
+def parse_arguments(
+    text: str | bytes | dict[str, Any], mode: str | None = 'strict', *, max_depth: int | None = MAX_DEPTH
+) -> dict[str, Any]:
     """Parse tool-call arguments as a JSON object.
 
     Args:
@@ -319,6 +342,7 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
             ``toolweave._reference.repair.complete_partial``) or ``'lenient'`` (LLM output
             repaired: see ``toolweave._reference.repair.repair``; valid JSON takes the strict path).
             ``None`` means strict.
+        max_depth: Deepest nesting of a value (the top-level object is depth 0), 1 to 200.
 
     Returns:
         The decoded object; ``{}`` for empty or whitespace-only text.
@@ -327,8 +351,9 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
         ToolArgumentsError: Not JSON (after completion or repair), not an object, or not UTF-8; with
             ``position`` and ``excerpt`` of the strict error in the original text.
         TypeError: ``text`` is neither ``str``, ``bytes`` nor ``dict``.
-        ValueError: Unknown ``mode``.
+        ValueError: Unknown ``mode``, or ``max_depth`` out of range.
     """
+    depth = max_depth_arg('parse_arguments()', max_depth)
     if mode is None:
         mode = 'strict'
     if not isinstance(mode, str) or mode not in _MODES:
@@ -348,29 +373,29 @@ def parse_arguments(text: str | bytes | dict[str, Any], mode: str | None = 'stri
     if not s.strip(_WS):
         return {}
     if mode == 'strict':
-        return _object(s, loads_strict(s))
-    return _parse_repaired(s, mode)
+        return _object(s, loads_strict(s, depth))
+    return _parse_repaired(s, mode, depth)
 
 
-def _parse_repaired(s: str, mode: str) -> dict[str, Any]:
+def _parse_repaired(s: str, mode: str, max_depth: int) -> dict[str, Any]:
     """Partial or lenient mode on non-blank text (see :func:`parse_arguments`)."""
     fixed: str | None
     if mode == 'partial':
         fixed = complete_partial(s)
     else:
         try:
-            return _object(s, loads_strict(s))
+            return _object(s, loads_strict(s, max_depth))
         except ToolArgumentsError:
             fixed = repair(s)
     if fixed is not None:
         try:
-            value = loads_strict(fixed)
+            value = loads_strict(fixed, max_depth)
         except ToolArgumentsError:
             pass
         else:
             if type(value) is dict:
                 return value
-    return _object(s, loads_strict(s))  # raises the strict error of the original text
+    return _object(s, loads_strict(s, max_depth))  # raises the strict error of the original text
 
 
 def _object(s: str, value: Any) -> dict[str, Any]:

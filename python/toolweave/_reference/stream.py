@@ -20,8 +20,9 @@ float, a string, null) counts as no index. A call started without an index gets 
 so far plus one (0 for the first), or, when that would pass ``2**63-1``, the smallest non-negative
 index not in use, so indices stay unique. Lookups by index and id are dicts: merging is linear.
 
-A number whose integer part has more than 4300 digits makes the event a ``StreamFormatError``
-(like any other bad payload: the other events of the same ``feed()`` are still aggregated).
+A number whose integer part has more than 4300 digits, or a value nested deeper than ``max_depth``
+levels (200 by default, the most), makes the event a ``StreamFormatError`` (like any other bad
+payload: the other events of the same ``feed()`` are still aggregated).
 
 An aggregator is not thread-safe: use one per stream, from one thread at a time.
 """
@@ -30,12 +31,22 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from toolweave._reference.formats import FORMATS, Message, normalize_finish_reason
-from toolweave._reference.json import MAX_DEPTH, NUMBER_TOO_LARGE, loads_strict, locate_error, parse_arguments, show
+from toolweave._reference.json import (
+    MAX_DEPTH,
+    NUMBER_TOO_LARGE,
+    depth_reason,
+    loads_strict,
+    locate_error,
+    max_depth_arg,
+    parse_arguments,
+    show,
+)
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
 __all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
@@ -186,8 +197,10 @@ class StreamAggregator(_Choice):
         max_event_bytes: int | None = MAX_EVENT_BYTES,
         max_total_bytes: int | None = MAX_TOTAL_BYTES,
         invalid_utf8: str | None = 'reject',
+        max_depth: int | None = MAX_DEPTH,
     ) -> None:
         super().__init__()
+        self._max_depth = max_depth_arg('StreamAggregator()', max_depth)
         self._max_event = _positive('max_event_bytes', max_event_bytes, MAX_EVENT_BYTES)
         self._max_total = _positive('max_total_bytes', max_total_bytes, MAX_TOTAL_BYTES)
         if invalid_utf8 is not None and (
@@ -323,7 +336,7 @@ class StreamAggregator(_Choice):
         return StreamFormatError(f"event {self._events}: {what}: '{show(excerpt)}'", self._events, excerpt)
 
     def _loads(self, data: bytes) -> Any:
-        if data.count(b'[') + data.count(b'{') <= MAX_DEPTH and _BIG_DIGITS.search(data) is None:
+        if data.count(b'[') + data.count(b'{') <= self._max_depth and _BIG_DIGITS.search(data) is None:
             try:
                 return orjson.loads(data)
             except orjson.JSONDecodeError:
@@ -332,9 +345,12 @@ class StreamAggregator(_Choice):
             text = data.decode('utf-8')
         except UnicodeDecodeError:
             raise _Failure(self._bad(data, 'data is not valid UTF-8')) from None
-        error = locate_error(text)
+        error = locate_error(text, self._max_depth)
         if error is not None:
-            what = _NUMBER_IN_DATA_TOO_LARGE if error[1] == NUMBER_TOO_LARGE else 'data is not valid JSON'
+            what = {
+                NUMBER_TOO_LARGE: _NUMBER_IN_DATA_TOO_LARGE,
+                depth_reason(self._max_depth): f'data nests deeper than {self._max_depth} levels',
+            }.get(error[1], 'data is not valid JSON')
             raise _Failure(self._bad(data, what))
         try:
             return loads_strict(text)
@@ -444,7 +460,7 @@ class StreamAggregator(_Choice):
         try:
             self.feed(data)
         except (StreamFormatError, ProviderStreamError) as exc:
-            exc.chunks = self._deltas  # type: ignore[assignment]
+            exc.chunks = self._deltas
             raise
         finally:
             deltas, self._deltas = self._deltas, None
@@ -461,7 +477,9 @@ class StreamAggregator(_Choice):
         text, reasoning = self._parts()
         before = (len(text), len(reasoning or ()))
         failure: StreamFormatError | ProviderStreamError | None = None
-        steps = ([] if end and not data else [lambda: self.feed(data)]) + ([self.finish] if end else [])
+        steps: list[Callable[[], object]] = [] if end and not data else [lambda: self.feed(data)]
+        if end:
+            steps.append(self.finish)
         for step in steps:
             try:
                 step()
@@ -470,7 +488,7 @@ class StreamAggregator(_Choice):
         text, reasoning = self._parts()
         added = (''.join(text[before[0] :]), ''.join((reasoning or [])[before[1] :]))
         if failure is not None:
-            failure.chunks = [added] if any(added) else []  # type: ignore[attr-defined]
+            failure.chunks = [added] if any(added) else []
             raise failure
         return added
 
@@ -576,7 +594,7 @@ class StreamAggregator(_Choice):
         calls = self._tool_calls() if self._fmt is None else self._other_calls()
         if type(i) is not int or not 0 <= i < len(calls):
             raise IndexError(f'no tool call at index {i!r}')
-        return parse_arguments(calls[i]['arguments'], 'partial')
+        return parse_arguments(calls[i]['arguments'], 'partial', max_depth=self._max_depth)
 
     def _other_calls(self) -> list[dict[str, Any]]:
         finalize = getattr(self._fmt, 'finalize', None)
