@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.toolweave-deps
 BUILT := $(VENV)/.toolweave-built
+PEERS := $(VENV)/.toolweave-peers
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
 .PHONY: help demo test bench lint build clean fuzz redis-server
@@ -43,7 +44,14 @@ redis-server:
 test: $(BUILT) redis-server
 	$(PY) -m pytest -q
 
-bench: $(BUILT)
+# The `peers` extra (litellm: too heavy for build/test/CI) is installed for `make bench` only, once (stamp),
+# with pip from pyproject.toml's list, without rebuilding the Rust core.
+$(PEERS): pyproject.toml | $(BUILT)
+	$(PY) -c "import tomllib; print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['peers']))" >$(VENV)/peers.txt
+	$(PIP) install -q -r $(VENV)/peers.txt
+	touch $@
+
+bench: $(BUILT) $(PEERS)
 	$(PY) -m pytest benches -q --benchmark-enable --benchmark-columns=min,mean,median,rounds --benchmark-sort=name
 
 lint: $(BUILT)
