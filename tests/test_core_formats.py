@@ -690,3 +690,66 @@ def test_object_arguments_with_integers_beyond_64_bits_become_floats(core: Simpl
     result, _, _ = run(core, 'ollama', [ndjson([line])])
     assert json.loads(result['tool_calls'][0]['arguments']) == {'a': float(2**64), 'b': None, 'c': 7}
     assert result['usage'] == {'eval_count': float(2**70)}
+
+
+# --- regressions found by attacking the fast paths (each: Rust == twin, and the right value) ------
+
+DEEP = b'[' * 201 + b']' * 201  # a value at depth 201 inside (jiter's skipping allowed it)
+
+
+@pytest.mark.parametrize(
+    ('fmt', 'body'),
+    [
+        ('openai-chat', b'data: {"choices":[{"delta":{"content":"x"}}],"e":' + DEEP + b'}\n\n'),
+        (
+            'anthropic',
+            b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+            b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"},"e":'
+            + DEEP
+            + b'}\n\n',
+        ),
+    ],
+)
+def test_default_depth_limit_holds_on_the_fast_paths(core: SimpleNamespace, fmt: str, body: bytes) -> None:
+    for method in ('feed', 'feed_text'):
+        agg = core.StreamAggregator(fmt)
+        with pytest.raises(StreamFormatError, match='data nests deeper than 200 levels'):
+            getattr(agg, method)(body)
+        assert agg.result()['text'] == ''
+
+
+def test_index_beyond_64_bits_is_no_index(core: SimpleNamespace) -> None:
+    body = (
+        b'data: {"type":"content_block_start","index":9223372036854775808,"content_block":{"type":"text","text":""}}\n\n'
+        b'data: {"type":"content_block_delta","index":9223372036854775808,"delta":{"type":"text_delta","text":"hi"}}\n\n'
+    )
+    result, _, _ = run(core, 'anthropic', [body])
+    assert (result['text'], result['blocks']) == ('', [])
+
+
+def test_overflowing_floats_in_re_serialised_values_become_none(core: SimpleNamespace) -> None:
+    body = b'data: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1e400,"output_tokens":2}}}\n\n'
+    assert run(core, 'anthropic', [body])[0]['usage'] == {'input_tokens': None, 'output_tokens': 2}
+    line = {'message': {'content': 'a'}, 'done': True}
+    assert run(core, 'ollama', [ndjson([line])[:-2] + b',"eval_count":1e400}\n'])[0]['usage'] == {'eval_count': None}
+
+
+def test_gemini_json_path_indices_are_ascii_digits(core: SimpleNamespace) -> None:
+    parts = [{'jsonPath': '$.a[0]', 'stringValue': 'x'}, {'jsonPath': '$.a[\u0661]', 'stringValue': 'y'}]
+    chunk = {'candidates': [{'content': {'parts': [{'functionCall': {'name': 'f', 'partialArgs': parts}}]}}]}
+    result, _, _ = run(core, 'gemini', [sse_from_payloads([chunk])])
+    assert result['tool_calls'][0]['arguments'] == '{"a":["x"]}'
+
+
+def test_argument_types(core: SimpleNamespace) -> None:
+    class Index:
+        def __index__(self) -> int:
+            return 0
+
+    agg = core.StreamAggregator('openai-chat', max_event_bytes=2**64)
+    agg.feed(b'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{"}}]}}]}\n\n')
+    assert agg.partial_arguments(Index()) == {}
+    with pytest.raises(IndexError):
+        agg.partial_arguments(False)
+    with pytest.raises(TypeError):
+        agg.feed_text(b'', end=1)

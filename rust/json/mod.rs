@@ -34,11 +34,11 @@ pub fn depth_reason(max_depth: usize) -> String {
     format!("nesting deeper than {max_depth} levels")
 }
 
-/// Whether valid JSON `text` has a value nested deeper than `max_depth` (the top-level value is
-/// depth 0), with the position of the first such value. Free for limits of [`MAX_DEPTH`] and
-/// above (the parsers enforce that one) and for texts with at most `max_depth` brackets.
+/// Whether `text` has a value nested deeper than `max_depth` (the top-level value is depth 0)
+/// before any syntax error, with the position of the first such value. One `memchr` count for
+/// texts with at most `max_depth` brackets (nearly all); a full scan otherwise.
 pub fn deeper_than(text: &[u8], max_depth: usize) -> Option<usize> {
-    if max_depth >= MAX_DEPTH || brackets(text) <= max_depth {
+    if brackets(text) <= max_depth {
         return None;
     }
     match locate_error_within(text, max_depth) {
@@ -554,7 +554,8 @@ mod tests {
         assert_eq!(deeper_than(b"{\"a\": [[], {}], \"b\": \"[[[\"}", 2), None);
         assert_eq!(deeper_than(b"{\"a\": [[], {}]}", 1), Some(7));
         assert_eq!(deeper_than(b"{\"a\": [[1]]}", 2), Some(8));
-        assert_eq!(deeper_than(deep.as_bytes(), MAX_DEPTH), None);
+        assert_eq!(deeper_than(deep.as_bytes(), MAX_DEPTH), Some(MAX_DEPTH + 1));
+        assert_eq!(deeper_than(ok.as_bytes(), MAX_DEPTH), None);
     }
 
     #[test]

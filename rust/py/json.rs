@@ -46,7 +46,11 @@ fn parse_str<'py>(py: Python<'py>, text: &str, max_depth: usize) -> PyResult<Bou
     }
     match loads(py, text.as_bytes()) {
         Ok(v) => {
-            if let Some(pos) = json::deeper_than(text.as_bytes(), max_depth) {
+            // jiter's own limit is MAX_DEPTH: only a lower one needs a check.
+            let deeper = (max_depth < json::MAX_DEPTH)
+                .then(|| json::deeper_than(text.as_bytes(), max_depth))
+                .flatten();
+            if let Some(pos) = deeper {
                 return Err(json::make_error(text, pos, &json::depth_reason(max_depth)).into());
             }
             match v.cast_into::<PyDict>() {
@@ -96,9 +100,9 @@ fn try_object<'py>(py: Python<'py>, text: &str, max_depth: usize) -> Option<Boun
         .ok()?
         .cast_into::<PyDict>()
         .ok()?;
-    json::deeper_than(text.as_bytes(), max_depth)
-        .is_none()
-        .then_some(d)
+    let deeper =
+        max_depth < json::MAX_DEPTH && json::deeper_than(text.as_bytes(), max_depth).is_some();
+    (!deeper).then_some(d)
 }
 
 /// Parse in `mode` with values nested at most `max_depth` (1 ..= 200) levels deep.

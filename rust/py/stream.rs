@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString};
 
 use super::incremental::Incremental;
 use crate::errors::{show, CoreError};
@@ -97,6 +97,8 @@ fn positive(name: &str, v: Option<&Bound<'_, PyAny>>, default: usize) -> PyResul
             if n >= 1 {
                 return Ok(n);
             }
+        } else if v.is_instance_of::<PyInt>() && v.gt(0)? {
+            return Ok(usize::MAX); // larger than any memory: no limit in practice
         }
     }
     Err(PyValueError::new_err(format!(

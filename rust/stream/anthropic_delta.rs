@@ -13,10 +13,9 @@
 use std::borrow::Cow;
 
 use jiter::{Jiter, JiterResult, JsonObject, Peek};
-use memchr::memchr2;
 
 use super::message::{index_field, obj_field, str_field};
-use super::scan::{for_keys, not_null, opt_int, opt_string, string_is};
+use super::scan::{for_keys, json_string, not_null, opt_int, opt_string, string_is};
 
 /// The kind of a delta, by its `delta.type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,25 +107,6 @@ fn exact(data: &[u8]) -> Option<Read<'_>> {
     })?;
     let (value, rest) = json_string(rest)?;
     (rest == b"}}").then_some(Read::Delta(BlockDelta { index, kind, value }))
-}
-
-/// The JSON string at the start of `s` (which is valid UTF-8) and what follows it.
-fn json_string(s: &[u8]) -> Option<(Cow<'_, str>, &[u8])> {
-    let body = s.strip_prefix(b"\"")?;
-    let end = memchr2(b'"', b'\\', body)?;
-    if body[end] == b'"' {
-        let raw = &body[..end];
-        if raw.iter().any(|b| *b < 0x20) {
-            return None;
-        }
-        return Some((
-            Cow::Borrowed(std::str::from_utf8(raw).ok()?),
-            &body[end + 1..],
-        ));
-    }
-    let mut j = Jiter::new(s);
-    let value = j.next_str().ok()?.to_owned();
-    Some((Cow::Owned(value), &s[j.current_index()..]))
 }
 
 /// Tier 2: the members aggregation reads, by a targeted pass over any key order.

@@ -7,6 +7,7 @@ pub mod message;
 pub mod openai_chat;
 pub mod scan;
 pub mod sse;
+pub mod template;
 
 pub use generic::GenericAggregator;
 pub use message::{normalize_finish_reason, Message};

@@ -19,7 +19,8 @@ use std::ops::Range;
 
 use jiter::{Jiter, JiterResult, Peek};
 
-use super::scan::{each_object, for_keys, not_null, opt_int, opt_string};
+use super::scan::{each_object, for_keys, not_null, opt_int, opt_string, opt_string_span};
+use super::template::Template;
 
 use super::sse::SseEvent;
 use super::Outcome;
@@ -89,15 +90,19 @@ pub struct OpenAiChatAggregator {
     pub events: usize,
     /// The first provider error seen.
     pub error: Option<CoreError>,
+    /// The last fully parsed chunk that can serve as a [`Template`].
+    shape: Option<Shape>,
 }
 
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 struct Fragment {
     index: Option<i64>,
     id: Option<String>,
     kind: Option<String>,
     name: Option<String>,
     arguments: Option<String>,
+    /// Span of the `arguments` string in the payload.
+    arguments_at: Option<Range<usize>>,
 }
 
 #[derive(Default)]
@@ -107,6 +112,85 @@ struct Choice {
     reasoning: Option<String>,
     finish_reason: Option<String>,
     tool_calls: Vec<Fragment>,
+    /// Spans of `content`, `reasoning_content` and `reasoning` in the payload.
+    spans: [Option<Range<usize>>; 3],
+}
+
+/// The string a [`Template`] varies in a one-choice chunk, with the rest of that choice.
+#[derive(Debug, Clone)]
+enum Slot {
+    Content,
+    ReasoningContent,
+    Reasoning,
+    /// The arguments of the choice's only tool-call fragment (its other fields as here).
+    Arguments(Fragment),
+}
+
+/// A template with what its chunks do: fill `slot` of choice `choice`.
+#[derive(Debug, Clone)]
+struct Shape {
+    template: Template,
+    choice: i64,
+    slot: Slot,
+}
+
+impl Shape {
+    /// The shape of a parsed chunk whose only effect besides one string is already done (`id`
+    /// and `model` are first-wins): one choice, no finish reason, no usage, and exactly one of
+    /// content, reasoning, or the arguments of a single tool-call fragment.
+    fn of(chunk: &Chunk, data: &[u8]) -> Option<Self> {
+        if chunk.error || chunk.usage.is_some() {
+            return None;
+        }
+        let [(choice, c)] = &chunk.choices[..] else {
+            return None;
+        };
+        if c.finish_reason.is_some() {
+            return None;
+        }
+        let strings = [&c.content, &c.reasoning_content, &c.reasoning];
+        let set = strings.iter().filter(|s| s.is_some()).count() + c.tool_calls.len();
+        if set != 1 {
+            return None;
+        }
+        let (span, slot) = match (&c.tool_calls[..], &c.spans) {
+            ([f], _) => (
+                f.arguments_at.clone()?,
+                Slot::Arguments(Fragment {
+                    arguments: None,
+                    arguments_at: None,
+                    ..f.clone()
+                }),
+            ),
+            (_, [Some(s), _, _]) => (s.clone(), Slot::Content),
+            (_, [_, Some(s), _]) => (s.clone(), Slot::ReasoningContent),
+            (_, [_, _, Some(s)]) => (s.clone(), Slot::Reasoning),
+            _ => return None,
+        };
+        Some(Self {
+            template: Template::new(data, span),
+            choice: *choice,
+            slot,
+        })
+    }
+
+    /// The chunk of a payload whose string is `value`.
+    fn chunk(&self, value: String) -> Chunk {
+        let mut c = Choice::default();
+        match &self.slot {
+            Slot::Content => c.content = Some(value),
+            Slot::ReasoningContent => c.reasoning_content = Some(value),
+            Slot::Reasoning => c.reasoning = Some(value),
+            Slot::Arguments(f) => c.tool_calls.push(Fragment {
+                arguments: Some(value),
+                ..f.clone()
+            }),
+        }
+        Chunk {
+            choices: vec![(self.choice, c)],
+            ..Chunk::default()
+        }
+    }
 }
 
 #[derive(Default)]
@@ -116,6 +200,10 @@ struct Chunk {
     usage: Option<Range<usize>>,
     error: bool,
     choices: Vec<(i64, Choice)>,
+}
+
+fn split<T, U>(v: Option<(T, U)>) -> (Option<T>, Option<U>) {
+    v.map_or((None, None), |(t, u)| (Some(t), Some(u)))
 }
 
 fn parse_fragment(j: &mut Jiter<'_>) -> JiterResult<Fragment> {
@@ -128,12 +216,15 @@ fn parse_fragment(j: &mut Jiter<'_>) -> JiterResult<Fragment> {
             "function" => {
                 f.name = None;
                 f.arguments = None;
+                f.arguments_at = None;
                 let peek = j.peek()?;
                 if peek == Peek::Object {
                     for_keys!(j, fk => {
                         match fk {
                             "name" => f.name = opt_string(j)?,
-                            "arguments" => f.arguments = opt_string(j)?,
+                            "arguments" => {
+                                (f.arguments, f.arguments_at) = split(opt_string_span(j)?);
+                            }
                             _ => j.next_skip()?,
                         }
                     });
@@ -158,9 +249,11 @@ fn parse_delta(j: &mut Jiter<'_>, c: &mut Choice) -> JiterResult<()> {
     }
     for_keys!(j, key => {
         match key {
-            "content" => c.content = opt_string(j)?,
-            "reasoning_content" => c.reasoning_content = opt_string(j)?,
-            "reasoning" => c.reasoning = opt_string(j)?,
+            "content" => (c.content, c.spans[0]) = split(opt_string_span(j)?),
+            "reasoning_content" => {
+                (c.reasoning_content, c.spans[1]) = split(opt_string_span(j)?);
+            }
+            "reasoning" => (c.reasoning, c.spans[2]) = split(opt_string_span(j)?),
             "tool_calls" => {
                 c.tool_calls.clear();
                 each_object(j, |j| {
@@ -346,12 +439,24 @@ impl OpenAiChatAggregator {
         if std::str::from_utf8(ev.data).is_err() {
             return bad("data is not valid UTF-8");
         }
+        // A template match has the structure of a chunk that passed the depth check.
+        if let Some(shape) = &self.shape {
+            if let Some(value) = shape.template.read(ev.data) {
+                let chunk = shape.chunk(value.into_owned());
+                self.apply(chunk, ev.data);
+                return Outcome::Chunk;
+            }
+        }
+        // Also at the default limit: jiter's skipping allows one level more than its parser.
         if crate::json::deeper_than(ev.data, max_depth).is_some() {
             return bad(&too_deep(max_depth));
         }
         match parse_chunk(ev.data, self.id.is_none() || self.model.is_none()) {
             Ok(Some(chunk)) if chunk.error => Outcome::Failed(self.provider_error(ev)),
             Ok(Some(chunk)) => {
+                if let Some(shape) = Shape::of(&chunk, ev.data) {
+                    self.shape = Some(shape);
+                }
                 self.apply(chunk, ev.data);
                 Outcome::Chunk
             }

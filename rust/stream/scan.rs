@@ -3,7 +3,11 @@
 //!
 //! A repeated key behaves like a Python dict: callers assign per key, so the last one wins.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use jiter::{Jiter, JiterResult, NumberAny, NumberInt, Peek};
+use memchr::memchr2;
 
 /// The string at the cursor, or `None` (the value is skipped) when it is not a string.
 pub fn opt_string(j: &mut Jiter<'_>) -> JiterResult<Option<String>> {
@@ -14,6 +18,39 @@ pub fn opt_string(j: &mut Jiter<'_>) -> JiterResult<Option<String>> {
         j.known_skip(peek)?;
         Ok(None)
     }
+}
+
+/// The string at the cursor with its span in the input (quotes included), or `None` (the value
+/// is skipped) when it is not a string.
+pub fn opt_string_span(j: &mut Jiter<'_>) -> JiterResult<Option<(String, Range<usize>)>> {
+    let peek = j.peek()?;
+    let start = j.current_index();
+    if peek == Peek::String {
+        let s = j.known_str()?.to_owned();
+        Ok(Some((s, start..j.current_index())))
+    } else {
+        j.known_skip(peek)?;
+        Ok(None)
+    }
+}
+
+/// The JSON string at the start of `s` (which is valid UTF-8) and what follows it.
+pub fn json_string(s: &[u8]) -> Option<(Cow<'_, str>, &[u8])> {
+    let body = s.strip_prefix(b"\"")?;
+    let end = memchr2(b'"', b'\\', body)?;
+    if body[end] == b'"' {
+        let raw = &body[..end];
+        if raw.iter().any(|b| *b < 0x20) {
+            return None;
+        }
+        return Some((
+            Cow::Borrowed(std::str::from_utf8(raw).ok()?),
+            &body[end + 1..],
+        ));
+    }
+    let mut j = Jiter::new(s);
+    let value = j.next_str().ok()?.to_owned();
+    Some((Cow::Owned(value), &s[j.current_index()..]))
 }
 
 /// Whether the value at the cursor is the string `want` (it is consumed either way).

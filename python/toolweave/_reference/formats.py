@@ -19,11 +19,13 @@ Each format folds parsed event payloads (JSON objects) into one :class:`Message`
   ``arguments`` may be an object (serialised compactly); ``done: true`` ends the stream.
 
 Values the core re-serialises (object arguments, Gemini args, usage objects, Anthropic blocks) hold
-integers as signed 64-bit: larger ones become floats (see :func:`norm`).
+integers as signed 64-bit: larger ones become floats, and floats that overflow to infinity become
+``None`` (JSON has no infinity; see :func:`norm`). An index is a JSON integer in ``0 .. 2**63-1``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -60,7 +62,8 @@ _TABLES = {
     'openai-responses': _RESPONSES_FINISH,
     'ollama': {},
 }
-_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['([^']*)'\]")
+_I64_MAX = 2**63 - 1
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[([0-9]+)\]|\['([^']*)'\]")
 
 
 def normalize_finish_reason(format: str, native: str | None, has_tool_calls: bool) -> str | None:
@@ -81,13 +84,15 @@ def norm(value: Any) -> Any:
     """A deep copy of a parsed value as the Rust core holds re-serialised values (``serde_json``).
 
     Integers outside the signed 64-bit range become floats (``None`` when even a float overflows);
-    everything else is copied unchanged.
+    infinite floats become ``None``; everything else is copied unchanged.
     """
     if type(value) is int and not -(2**63) <= value <= 2**63 - 1:
         try:
             return float(value)
         except OverflowError:
             return None
+    if type(value) is float and math.isinf(value):
+        return None
     if isinstance(value, dict):
         return {k: norm(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -105,7 +110,7 @@ def _str(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
+    return value if type(value) is int and 0 <= value <= _I64_MAX else None
 
 
 class Message:

@@ -30,6 +30,7 @@ An aggregator is not thread-safe: use one per stream, from one thread at a time.
 from __future__ import annotations
 
 import copy
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -474,6 +475,8 @@ class StreamAggregator(_Choice):
         when they added nothing).
         """
         _feed_bytes(data)
+        if type(end) is not bool:
+            raise TypeError(f"feed_text() argument 'end' must be bool, not {type(end).__name__}")
         text, reasoning = self._parts()
         before = (len(text), len(reasoning or ()))
         failure: StreamFormatError | ProviderStreamError | None = None
@@ -592,9 +595,13 @@ class StreamAggregator(_Choice):
             ToolArgumentsError: The arguments so far are not a prefix of a JSON object.
         """
         calls = self._tool_calls() if self._fmt is None else self._other_calls()
-        if type(i) is not int or not 0 <= i < len(calls):
+        try:
+            position = -1 if isinstance(i, bool) else operator.index(i)
+        except TypeError:
+            position = -1
+        if not 0 <= position < len(calls):
             raise IndexError(f'no tool call at index {i!r}')
-        return parse_arguments(calls[i]['arguments'], 'partial', max_depth=self._max_depth)
+        return parse_arguments(calls[position]['arguments'], 'partial', max_depth=self._max_depth)
 
     def _other_calls(self) -> list[dict[str, Any]]:
         finalize = getattr(self._fmt, 'finalize', None)
