@@ -14,9 +14,10 @@ stream wrapper yields, and separately the plain chunk dicts it also accepts). li
 reason. The anthropic SDK's ``accumulate_event`` runs on the small streams only (its snapshot is
 re-validated per event: quadratic). On the 200 KB streams the peers get one warm-up and 3 rounds;
 a peer whose warm-up takes over a minute is measured by that single run, and its row name says so.
-Before each group the live objects are frozen out of the garbage collector's view (``gc.freeze``), so
-importing the peers does not slow the allocation-heavy rows. Every peer's aggregate (text and tool-call arguments) is checked against ours before its time is
-reported. Argument parsing: jiter, json_repair and fast_json_repair.
+Before each group the live objects are frozen out of the garbage collector's view (``gc.freeze``),
+so importing the peers does not slow the allocation-heavy rows. Every peer's aggregate (text and
+tool-call arguments) is checked against ours before its time is reported. Argument parsing: jiter,
+json_repair and fast_json_repair.
 """
 
 from __future__ import annotations
