@@ -2,7 +2,9 @@
 //! DeepSeek, Mistral, xAI, Ollama's and llama.cpp's OpenAI-compatible endpoints.
 //!
 //! Each chunk is read with a targeted `jiter` pass: only the fields we aggregate are decoded, the
-//! rest is validated and skipped. Only choice index 0 is aggregated (a choice without `index`
+//! rest is validated and skipped. A chunk that differs from the last eligible parsed one only in
+//! its text, reasoning or argument string is read through a [`Template`] instead (two byte
+//! comparisons and one string decode; same result). Only choice index 0 is aggregated (a choice without `index`
 //! counts as 0). Within one chunk a repeated key behaves like a Python dict: the last one wins.
 //!
 //! Tool-call fragments merge by `index` (0 is a real index). Only a JSON integer in
