@@ -40,17 +40,21 @@ fn kind_of(v: &Bound<'_, PyAny>) -> &'static str {
     }
 }
 
+/// [`json::deeper_than`] for text jiter's parser accepted: its own limit is `MAX_DEPTH`, so only a
+/// lower one needs the scan.
+fn deeper_than_parsed(text: &str, max_depth: usize) -> Option<usize> {
+    (max_depth < json::MAX_DEPTH)
+        .then(|| json::deeper_than(text.as_bytes(), max_depth))
+        .flatten()
+}
+
 fn parse_str<'py>(py: Python<'py>, text: &str, max_depth: usize) -> PyResult<Bound<'py, PyDict>> {
     if json::is_blank(text.as_bytes()) {
         return Ok(PyDict::new(py));
     }
     match loads(py, text.as_bytes()) {
         Ok(v) => {
-            // jiter's own limit is MAX_DEPTH: only a lower one needs a check.
-            let deeper = (max_depth < json::MAX_DEPTH)
-                .then(|| json::deeper_than(text.as_bytes(), max_depth))
-                .flatten();
-            if let Some(pos) = deeper {
+            if let Some(pos) = deeper_than_parsed(text, max_depth) {
                 return Err(json::make_error(text, pos, &json::depth_reason(max_depth)).into());
             }
             match v.cast_into::<PyDict>() {
@@ -100,9 +104,7 @@ fn try_object<'py>(py: Python<'py>, text: &str, max_depth: usize) -> Option<Boun
         .ok()?
         .cast_into::<PyDict>()
         .ok()?;
-    let deeper =
-        max_depth < json::MAX_DEPTH && json::deeper_than(text.as_bytes(), max_depth).is_some();
-    (!deeper).then_some(d)
+    deeper_than_parsed(text, max_depth).is_none().then_some(d)
 }
 
 /// Parse in `mode` with values nested at most `max_depth` (1 ..= 200) levels deep.
