@@ -306,7 +306,7 @@ impl StreamAggregator {
         let py = slf.py();
         let data = feed_data(data)?;
         let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
-        let (t0, r0) = text_lens(&this.inner);
+        let (t0, r0) = this.inner.inner().lens();
         let mut delivery = Delivery::new(false);
         this.run(py, data.bytes(), end, &mut delivery);
         let (text, reasoning) = this.inner.text_and_reasoning();
@@ -411,12 +411,6 @@ impl StreamAggregator {
             this.inner.chunks()
         ))
     }
-}
-
-/// Byte lengths of the aggregated text and reasoning.
-fn text_lens(inner: &Core) -> (usize, usize) {
-    let (text, reasoning) = inner.text_and_reasoning();
-    (text.len(), reasoning.len())
 }
 
 fn json_to_py<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyAny>> {

@@ -97,7 +97,8 @@ impl Inner {
         }
     }
 
-    fn lens(&self) -> (usize, usize) {
+    /// Byte lengths of [`Inner::text_and_reasoning`].
+    pub fn lens(&self) -> (usize, usize) {
         let (text, reasoning) = self.text_and_reasoning();
         (text.len(), reasoning.len())
     }
