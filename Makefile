@@ -47,7 +47,7 @@ test: $(BUILT) redis-server
 # The `peers` extra (litellm: too heavy for build/test/CI) is installed for `make bench` only, once (stamp),
 # with pip from pyproject.toml's list, without rebuilding the Rust core.
 $(PEERS): pyproject.toml | $(BUILT)
-	$(PY) -c "import tomllib; print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['peers']))" >$(VENV)/peers.txt
+	$(PY) -c "import sys; tomllib = __import__('tomllib' if sys.version_info >= (3, 11) else 'tomli'); print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['peers']))" >$(VENV)/peers.txt
 	$(PIP) install -q -r $(VENV)/peers.txt
 	touch $@
 

@@ -66,6 +66,8 @@ def test_case_b27_partial_snapshots(core: SimpleNamespace) -> None:
         ("{'a': 'say \"hi\"'}", {'a': 'say "hi"'}),
         ("{'a': 'it's Bob's', 'b': ['x' , 'y'], 'c': 'l'}", {'a': "it's Bob's", 'b': ['x', 'y'], 'c': 'l'}),
         ("{'a': 'trailing'", {'a': 'trailing'}),
+        ('{"a": 1, "b": tr', {'a': 1}),  # a truncated literal: read as partial mode does
+        ('{"a": [1, nul', {'a': [1]}),
         ('{"a": True, "b": False, "c": None}', {'a': True, 'b': False, 'c': None}),
         ('{a: 1, snake_case: 2}', {'a': 1, 'snake_case': 2}),
         ('{"a": "line1\nline2\ttab\x01"}', {'a': 'line1\nline2\ttab\x01'}),

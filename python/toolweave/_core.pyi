@@ -22,12 +22,12 @@ __version__: str
 
 @final
 class StreamAggregator:
-    """Aggregates a raw streamed chat-completions response.
+    """Aggregates a raw streamed chat response (Server-Sent Events; NDJSON for ``ollama``).
 
-    Feed raw Server-Sent Events bytes split anywhere (mid-line, mid-UTF-8 character, mid-JSON; CRLF,
-    LF or CR line endings). Only choice index 0 is aggregated. Tool-call fragments merge by
-    ``index``; without an index, by a known ``id``; a new id starts a call; a fragment without id
-    continues the most recently started call. Only a JSON integer in ``0 .. 2**63-1`` is an index
+    Feed raw bytes split anywhere (mid-line, mid-UTF-8 character, mid-JSON; CRLF, LF or CR line
+    endings). Choice index 0 is the message; other choices (``n > 1``) are aggregated apart under
+    ``result()['choices']``. Tool-call fragments merge by ``index``; without an index, by a known
+    ``id``; a new id starts a call; a fragment without id continues the most recently started call. Only a JSON integer in ``0 .. 2**63-1`` is an index
     (anything else counts as none). A call started without an index gets the largest index so far
     plus one (0 for the first), or the smallest unused index if that would pass ``2**63-1``, so
     indices are unique. ``id``/``type``/``name`` come from the first fragment with a non-empty
@@ -185,7 +185,8 @@ def parse_arguments(
     a truncated prefix (unterminated string values kept, numbers trimmed, incomplete members
     dropped, containers closed); ``'lenient'`` repairs LLM output (code fences and prose, single
     quotes, Python ``True/False/None``, unquoted keys, raw control characters in strings, trailing
-    commas, a stray closing bracket, a missing end) and costs one strict parse on valid input. Both
+    commas, a stray closing bracket, a missing end; else the text read as in partial mode) and costs
+    one strict parse on valid input. Both
     rewrite the text and then parse strictly, without recursion at any depth, so every strict limit
     still holds; when they cannot produce an object the strict error of the original text is raised.
 

@@ -122,17 +122,20 @@ pub(crate) fn parse_mode<'py>(
             return Ok(d);
         }
     }
-    let fix = || match mode {
-        Mode::Partial => json::partial::complete_partial(text),
-        _ => json::partial::repair(text),
+    // Lenient: the repair, else the text as a truncated prefix (`{"a": 1, "b": tr` -> `{"a": 1}`).
+    let fixers: &[fn(&str) -> Option<String>] = match mode {
+        Mode::Partial => &[json::partial::complete_partial],
+        _ => &[json::partial::repair, json::partial::complete_partial],
     };
-    let fixed = if text.len() >= DETACH_BYTES {
-        py.detach(fix)
-    } else {
-        fix()
-    };
-    if let Some(d) = fixed.as_deref().and_then(|f| try_object(py, f, max_depth)) {
-        return Ok(d);
+    for fix in fixers {
+        let fixed = if text.len() >= DETACH_BYTES {
+            py.detach(|| fix(text))
+        } else {
+            fix(text)
+        };
+        if let Some(d) = fixed.as_deref().and_then(|f| try_object(py, f, max_depth)) {
+            return Ok(d);
+        }
     }
     parse_str(py, text, max_depth) // raises the strict error of the original text
 }

@@ -387,14 +387,17 @@ def _parse_repaired(s: str, mode: str, max_depth: int) -> dict[str, Any]:
             return _object(s, loads_strict(s, max_depth))
         except ToolArgumentsError:
             fixed = repair(s)
-    if fixed is not None:
+    # Lenient: the repair, else the text as a truncated prefix ('{"a": 1, "b": tr' -> {'a': 1}).
+    candidates = [fixed] if mode == 'partial' else [fixed, complete_partial(s)]
+    for candidate in candidates:
+        if candidate is None:
+            continue
         try:
-            value = loads_strict(fixed, max_depth)
+            value = loads_strict(candidate, max_depth)
         except ToolArgumentsError:
-            pass
-        else:
-            if type(value) is dict:
-                return value
+            continue
+        if type(value) is dict:
+            return value
     return _object(s, loads_strict(s, max_depth))  # raises the strict error of the original text
 
 

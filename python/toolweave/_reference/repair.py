@@ -14,7 +14,8 @@ text, at the strict parser's position.
   apostrophe: ``'it's'``), Python ``True/False/None``, unquoted keys (a
   bare word followed by ``:``), raw control characters in strings, trailing commas, a stray closing
   bracket, and a missing end (closed as in partial mode). Unknown bare words in value position are
-  not guessed: repair gives up (None). It never invents keys.
+  not guessed: repair gives up (None), and lenient mode then reads the text as a truncated prefix
+  (:func:`complete_partial`: ``{"a": 1, "b": tr`` gives ``{'a': 1}``). It never invents keys.
 
 The Rust core (``rust/json/partial.rs``) implements the same rules; tests compare the two.
 """
