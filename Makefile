@@ -9,13 +9,14 @@ BUILT := $(VENV)/.toolweave-built
 PEERS := $(VENV)/.toolweave-peers
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
-.PHONY: help demo test bench lint build clean fuzz redis-server
+.PHONY: help demo test bench lint build clean fuzz redis-server soak
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
+	@echo 'make soak   - reliability attacks randomised and longer, SOAK_SECONDS (60) per area, prints figures'
 	@echo 'make fuzz   - cargo fuzz (nightly) on the stream and JSON parsers, FUZZ_SECONDS (60) per target'
 
 $(PY):
@@ -61,6 +62,13 @@ lint: $(BUILT)
 	$(PY) -m mypy.stubtest toolweave._core
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
+
+SOAK_SECONDS ?= 60
+SOAK_ARGS ?=
+
+# The attacks of tests/reliability/ randomised and longer; exits non-zero when a lost/broken/hung/leak figure is not 0.
+soak: $(BUILT) redis-server
+	$(PY) tests/reliability/soak.py --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) target
