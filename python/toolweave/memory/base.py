@@ -1,4 +1,8 @@
-"""The ``ChatMemory`` and ``ChatMemoryRepository`` protocols (Spring AI ``ChatMemory``, ``ChatMemoryRepository``)."""
+"""The ``ChatMemory`` and ``ChatMemoryRepository`` protocols (Spring AI ``ChatMemory``, ``ChatMemoryRepository``).
+
+Beyond Spring: :class:`WindowedChatMemoryRepository` adds ``add_all``, an append that applies the
+message window in the same atomic step, so concurrent writers of one conversation lose nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,13 @@ from typing import Protocol, runtime_checkable
 
 from toolweave.chat.messages import Message
 
-__all__ = ['CONVERSATION_ID', 'DEFAULT_CONVERSATION_ID', 'ChatMemory', 'ChatMemoryRepository']
+__all__ = [
+    'CONVERSATION_ID',
+    'DEFAULT_CONVERSATION_ID',
+    'ChatMemory',
+    'ChatMemoryRepository',
+    'WindowedChatMemoryRepository',
+]
 
 CONVERSATION_ID = 'chat_memory_conversation_id'
 """The advisor parameter naming the conversation (Spring ``ChatMemory.CONVERSATION_ID``)."""
@@ -53,14 +63,39 @@ class ChatMemoryRepository(Protocol):
         ...
 
 
+@runtime_checkable
+class WindowedChatMemoryRepository(ChatMemoryRepository, Protocol):
+    """A repository that appends atomically: what :class:`~toolweave.memory.MessageWindowChatMemory` uses when present.
+
+    Every built-in repository implements it. A repository that implements only
+    :class:`ChatMemoryRepository` still works with the window memory, through a read-then-``save_all``
+    fallback that is atomic only between threads of one process.
+    """
+
+    def add_all(self, conversation_id: str, messages: Sequence[Message], *, max_messages: int | None = None) -> None:
+        """Append ``messages`` and apply the window, as one atomic step of the store.
+
+        The window rules are those of :func:`toolweave.memory.window.apply_window` (``None``: no
+        window). Concurrent calls on one conversation, from any thread or process, must all be kept:
+        the result equals some serial order of the calls.
+        """
+        ...
+
+
 def check_conversation_id(conversation_id: object) -> str:
-    """``conversation_id`` when it is a non-empty ``str``.
+    """``conversation_id`` when it is a non-empty ``str`` that UTF-8 can encode.
 
     Raises:
-        ValueError: empty or blank. TypeError: not a ``str``.
+        ValueError: empty or blank, or holds a lone surrogate. TypeError: not a ``str``.
     """
     if not isinstance(conversation_id, str):
         raise TypeError(f'conversation_id must be a str, not {type(conversation_id).__name__}')
     if not conversation_id.strip():
         raise ValueError('conversation_id cannot be null or empty')
+    try:
+        conversation_id.encode('utf-8')
+    except UnicodeEncodeError:
+        raise ValueError(
+            f'conversation_id must be valid Unicode text (no lone surrogates): {conversation_id!r}'
+        ) from None
     return conversation_id

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from toolweave.chat.messages import Message
 from toolweave.memory.base import check_conversation_id
+from toolweave.memory.window import apply_window
 
 __all__ = ['InMemoryChatMemoryRepository']
 
@@ -33,10 +34,23 @@ class InMemoryChatMemoryRepository:
         """Replace the conversation's messages."""
         check_conversation_id(conversation_id)
         with self._lock:
-            self._store[conversation_id] = tuple(messages)
+            self._set(conversation_id, tuple(messages))
+
+    def add_all(self, conversation_id: str, messages: Sequence[Message], *, max_messages: int | None = None) -> None:
+        """Append ``messages`` and apply the window (:func:`~toolweave.memory.window.apply_window`) under the lock."""
+        check_conversation_id(conversation_id)
+        with self._lock:
+            stored = self._store.get(conversation_id, ())
+            self._set(conversation_id, tuple(apply_window(stored, messages, max_messages)))
 
     def delete_by_conversation_id(self, conversation_id: str) -> None:
         """Remove the conversation."""
         check_conversation_id(conversation_id)
         with self._lock:
+            self._store.pop(conversation_id, None)
+
+    def _set(self, conversation_id: str, messages: tuple[Message, ...]) -> None:
+        if messages:
+            self._store[conversation_id] = messages
+        else:
             self._store.pop(conversation_id, None)

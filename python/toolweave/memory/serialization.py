@@ -2,7 +2,9 @@
 
 Every field survives: the role, ``content`` (``None`` stays ``None``, distinct from ``''``), every
 ``ToolCall`` (id, type, name, raw argument text) and every ``ToolResponse`` (id, name, data), and
-``metadata``. Metadata must hold JSON values; a tuple comes back as a list.
+``metadata``. Metadata must hold JSON values; a tuple comes back as a list. Stored text is valid
+UTF-8: a lone surrogate (from a tool's output, a non-UTF-8 file name, a lone surrogate escape in
+JSON) is stored as U+FFFD (:mod:`toolweave._text`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from toolweave._text import scrub_json
 from toolweave.chat.messages import (
     AssistantMessage,
     Message,
@@ -71,12 +74,16 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
 
 
 def dumps(message: Message) -> str:
-    """``message`` as JSON text.
+    """``message`` as JSON text; lone surrogates in any string become U+FFFD.
 
     Raises:
         TypeError: metadata holds a value JSON cannot represent.
     """
-    return orjson.dumps(message_to_dict(message)).decode()
+    data = message_to_dict(message)
+    try:
+        return orjson.dumps(data).decode()
+    except TypeError:  # a lone surrogate (orjson: "str is not valid UTF-8"), or a value JSON cannot hold
+        return orjson.dumps(scrub_json(data)).decode()
 
 
 def loads(text: str | bytes) -> Message:
