@@ -5,11 +5,12 @@ the OpenAI Agents SDK) run them concurrently. We do too, and the delicate part i
 call that is cut short:
 
 - an async tool runs on the caller's event loop; a timeout or the caller's cancellation cancels it;
-- a sync tool runs in a worker thread of a shared pool (``toolweave-tool-*``), with the caller's
-  context variables (so its spans nest under the tool span). Python cannot stop a thread: on the
-  caller's cancellation we wait for the thread to return before the cancellation goes on, so no tool
-  is left running behind the caller; on a timeout the model gets its error text at once and the
-  thread finishes in the background (it is not waited for: bounding the wait is the point of a timeout).
+- a sync tool runs in a worker thread (``toolweave-tool-*``, see :class:`ToolThreads`), with the
+  caller's context variables (so its spans nest under the tool span). Python cannot stop a thread:
+  on the caller's cancellation we wait for the thread to return before the cancellation goes on, so
+  no tool is left running behind the caller; on a timeout the model gets its error text at once and
+  the call is *abandoned*: its thread finishes in the background, no longer counted against the pool
+  size, so hung tools never starve the calls that come after them (in any request of the process).
 """
 
 from __future__ import annotations
@@ -17,28 +18,195 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import inspect
+import itertools
+import logging
 import threading
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from toolweave.exceptions import ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
+from toolweave.tools.schema import _is_async
 
-__all__ = ['call_async', 'call_blocking', 'executor', 'runs_in_thread', 'timeout_error']
+__all__ = [
+    'ToolThreads',
+    'abandoned_threads',
+    'call_async',
+    'call_blocking',
+    'executor',
+    'runs_in_thread',
+    'timeout_error',
+]
 
+logger = logging.getLogger('toolweave.tools')
 _POOL_SIZE = 32
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
-def executor() -> concurrent.futures.ThreadPoolExecutor:
-    """The shared pool for sync tools (32 threads named ``toolweave-tool-*``, created on first use)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix='toolweave-tool')
-        return _pool
+class _Job(concurrent.futures.Future[Any]):
+    """One submitted call: the future its caller waits on, and what to run."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        super().__init__()
+        self.fn = fn
+        self.args = args
+        self.holds_slot = False  # running and counted against the pool size
+        self.abandoned = False  # running past its timeout, no longer counted
+
+
+class ToolThreads:
+    """The worker threads of sync tools: at most ``size`` calls run at once, abandoned calls not counted.
+
+    A call abandoned after its timeout (:meth:`abandon`) keeps its thread until it returns, but gives
+    its slot back at once: the next call starts on another thread, so tools that never return cost
+    threads, never capacity. The count of abandoned calls still running is logged (logger
+    ``toolweave.tools``, warning) when it reaches 1, 2, 4, 8, ... (counted again from 1 once every
+    abandoned call has returned). Workers are daemon threads, so
+    a tool that never returns does not keep the process from exiting; up to ``size`` idle workers
+    wait for the next call.
+
+    Args:
+        size: Calls that may run at once (the rest wait, in submission order).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._queue: deque[_Job] = deque()
+        self._busy = 0  # jobs holding a slot
+        self._idle = 0  # workers waiting on ``_wake``, not yet woken
+        self._coming = 0  # workers started, woken or done with a job that have not looked at the queue yet
+        self._abandoned = 0  # abandoned jobs still running
+        self._next_warning = 1
+        self._names = itertools.count()
+
+    @property
+    def abandoned(self) -> int:
+        """Calls abandoned after their timeout whose thread has not returned yet."""
+        with self._lock:
+            return self._abandoned
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> concurrent.futures.Future[Any]:
+        """Run ``fn(*args)`` in a worker thread; the future holds its result or exception (``BaseException`` too)."""
+        job = _Job(fn, args)
+        with self._lock:
+            self._queue.append(job)
+            starts = self._demand()
+        self._start_workers(starts)
+        return job
+
+    def abandon(self, future: concurrent.futures.Future[Any], name: str) -> None:
+        """Give up waiting for ``future`` (a call of tool ``name`` past its timeout).
+
+        A call that has not started is cancelled; a running one keeps its thread and frees its slot.
+        """
+        if future.cancel() or not isinstance(future, _Job):
+            return
+        with self._lock:
+            if not future.holds_slot:
+                return  # finished meanwhile
+            future.holds_slot, future.abandoned = False, True
+            self._busy -= 1
+            self._abandoned += 1
+            count = self._abandoned
+            warn = count >= self._next_warning
+            if warn:
+                self._next_warning = count * 2
+            starts = self._demand()
+        self._start_workers(starts)
+        if warn:
+            logger.warning(
+                "Tool '%s' ran past its timeout; %d abandoned sync tool call(s) are still running in their threads "
+                '(Python cannot stop a thread). New calls run on new threads.',
+                name,
+                count,
+            )
+
+    def _demand(self) -> int:
+        """Wake idle workers for the jobs that can start now; how many new workers to start (lock held).
+
+        Keeps ``coming >= min(queued jobs, free slots)``, so a job that can start never waits for a
+        running one to finish (cancelled jobs still queued can only make a worker come for nothing).
+        """
+        starts = 0
+        while len(self._queue) > self._coming and self._busy + self._coming < self.size:
+            self._coming += 1
+            if self._idle:
+                self._idle -= 1
+                self._wake.notify()
+            else:
+                starts += 1
+        return starts
+
+    def _start_workers(self, count: int) -> None:
+        for started in range(count):
+            name = f'toolweave-tool-{next(self._names)}'
+            try:
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+            except RuntimeError as error:  # the OS refuses more threads: queued jobs wait for a running worker
+                with self._lock:
+                    self._coming -= count - started
+                logger.error('Cannot start a tool worker thread (%s); queued tool calls wait for a free worker.', error)
+                return
+
+    def _work(self) -> None:
+        while (job := self._take()) is not None:
+            try:
+                result = job.fn(*job.args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+                self._finish(job)
+                job.set_exception(exc)
+                del exc
+            else:
+                self._finish(job)
+                job.set_result(result)
+            del job
+
+    def _take(self) -> _Job | None:
+        """The next job this worker runs, or ``None`` when it should exit (``size`` workers are idle already)."""
+        with self._lock:
+            self._coming -= 1
+            while True:
+                while self._queue and self._busy < self.size:
+                    job = self._queue.popleft()
+                    if job.set_running_or_notify_cancel():
+                        job.holds_slot = True
+                        self._busy += 1
+                        return job
+                if self._idle >= self.size:
+                    return None
+                self._idle += 1
+                self._wake.wait()
+                self._coming -= 1  # ``_demand`` counted this worker as coming when it woke it
+
+    def _finish(self, job: _Job) -> None:
+        """Book a returned job; its worker comes back for the next one."""
+        with self._lock:
+            if job.holds_slot:
+                job.holds_slot = False
+                self._busy -= 1
+            elif job.abandoned:
+                self._abandoned -= 1
+                if not self._abandoned:
+                    self._next_warning = 1  # all returned: the next episode is logged from its start
+            self._coming += 1
+            starts = self._demand()
+        self._start_workers(starts)
+
+
+_threads = ToolThreads(_POOL_SIZE)
+
+
+def executor() -> ToolThreads:
+    """The shared worker threads of sync tools (32 calls at once, abandoned calls not counted)."""
+    return _threads
+
+
+def abandoned_threads() -> int:
+    """Sync tool calls abandoned after their timeout whose thread is still running (process-wide)."""
+    return _threads.abandoned
 
 
 def runs_in_thread(callback: ToolCallback) -> bool:
@@ -47,7 +215,7 @@ def runs_in_thread(callback: ToolCallback) -> bool:
     Callbacks that expose no ``function`` are awaited through their own ``acall``.
     """
     function = getattr(callback, 'function', None)
-    return callable(function) and not inspect.iscoroutinefunction(function)
+    return callable(function) and not _is_async(function)
 
 
 def timeout_error(callback: ToolCallback, timeout: float) -> ToolExecutionError:
@@ -65,11 +233,12 @@ def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext, 
     """
     if timeout is None:
         return callback.call(arguments, context)
-    future = executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
+    future = _threads.submit(contextvars.copy_context().run, callback.call, arguments, context)
     try:
-        return future.result(timeout)
+        result: str = future.result(timeout)
+        return result
     except concurrent.futures.TimeoutError:
-        future.cancel()
+        _threads.abandon(future, callback.tool_definition.name)
         raise timeout_error(callback, timeout) from None
 
 
@@ -85,14 +254,14 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
             return await asyncio.wait_for(callback.acall(arguments, context), timeout)
         except asyncio.TimeoutError:
             raise timeout_error(callback, timeout or 0.0) from None
-    future = executor().submit(contextvars.copy_context().run, callback.call, arguments, context)
+    future = _threads.submit(contextvars.copy_context().run, callback.call, arguments, context)
     waiter = asyncio.wrap_future(future)
     waiter.add_done_callback(_consume)
     try:
         result: str = await asyncio.wait_for(asyncio.shield(waiter), timeout)
         return result
     except asyncio.TimeoutError:
-        future.cancel()
+        _threads.abandon(future, callback.tool_definition.name)
         raise timeout_error(callback, timeout or 0.0) from None
     except asyncio.CancelledError:
         if not future.cancel():

@@ -93,6 +93,11 @@ class FunctionToolCallback:
         """``return_direct`` and ``max_retries``."""
         return self._metadata
 
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped callable (the manager runs a sync one on its tool worker threads)."""
+        return self._func
+
     def __repr__(self) -> str:
         return f'FunctionToolCallback(name={self._definition.name!r})'
 
