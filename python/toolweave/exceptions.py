@@ -15,14 +15,17 @@ __all__ = [
     'ChatModelError',
     'ContextLengthError',
     'IncompleteStreamError',
+    'InvalidApiKeyError',
     'InvalidToolArgumentsError',
     'LocalModelError',
     'ProviderConnectionError',
     'ProviderError',
+    'ProviderRedirectError',
     'ProviderStreamError',
     'ProviderTimeoutError',
     'RateLimitError',
     'ResponseFormatError',
+    'ResponseTooLargeError',
     'SchemaValidationError',
     'ServerError',
     'StreamFormatError',
@@ -116,13 +119,17 @@ class ProviderError(RuntimeError):
         +-- ContextLengthError              HTTP 400 / 413 / 422 whose message says the input is too long
         +-- BadRequestError                 any other HTTP 4xx
         +-- ServerError                     HTTP 5xx (Anthropic 529 overloaded too) after the retries ran out
+        +-- ProviderRedirectError           HTTP 3xx: the endpoint moved (``location``); redirects are not followed
         +-- ProviderTimeoutError            connect, read or total timeout
         +-- ProviderConnectionError         cannot connect, or the connection broke before the answer began
         +-- ResponseFormatError             a body or stream event that is not the JSON the provider documents
+        +-- ResponseTooLargeError           a body longer than the model's ``max_response_bytes``
         +-- IncompleteStreamError           the stream stopped early: connection closed, no end marker
         +-- ProviderStreamError             the provider reported an error inside a 200 stream
 
-    API keys never appear in the message, ``body`` or ``repr``: the HTTP layer replaces them by ``***``.
+    API keys never appear in the message, ``body``, ``repr``, any attribute or the ``__cause__``/``__context__``
+    chain: the HTTP layer replaces every form of them (escaped, encoded, cut short) by ``***`` and does not
+    chain the httpx exceptions (which hold the request and its headers).
 
     Attributes:
         message: The readable message (also ``str(error)``).
@@ -192,6 +199,16 @@ class ServerError(ProviderError):
     """HTTP 5xx (and Anthropic's 529 "overloaded") after the retries ran out."""
 
 
+class ProviderRedirectError(ProviderError):
+    """HTTP 3xx: the server points elsewhere; toolweave does not follow redirects (a moved ``base_url``).
+
+    Attributes:
+        location: The ``Location`` header (secrets redacted), or ``None`` when the server sent none.
+    """
+
+    location: str | None = None
+
+
 class ProviderTimeoutError(ProviderError):
     """No answer within the connect, read or total timeout."""
 
@@ -202,6 +219,16 @@ class ProviderConnectionError(ProviderError):
 
 class ResponseFormatError(ProviderError):
     """A response body or stream event is not the JSON the provider documents (cause: ``StreamFormatError``)."""
+
+
+class ResponseTooLargeError(ProviderError):
+    """The answer (or an error body) is longer than ``max_response_bytes``; reading stopped at the limit.
+
+    Attributes:
+        limit: The limit in bytes.
+    """
+
+    limit: int | None = None
 
 
 class IncompleteStreamError(ProviderError):
@@ -226,6 +253,14 @@ class ProviderStreamError(ProviderError):
         super().__init__(message, **fields)
         self.error = error
         self.chunks: list[Any] = []
+
+
+class InvalidApiKeyError(ValueError):
+    """An API key (or a secret header value) that cannot be sent: a control or non-ASCII character.
+
+    Raised when a model is built. The message gives the position of the first bad character and never
+    the key itself.
+    """
 
 
 class LocalModelError(RuntimeError):

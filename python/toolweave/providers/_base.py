@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,18 +29,21 @@ from toolweave.exceptions import (
     IncompleteStreamError,
     ProviderError,
     ProviderStreamError,
-    ProviderTimeoutError,
     ResponseFormatError,
     StreamFormatError,
 )
 from toolweave.providers._http import (
-    EXCERPT,
+    DEFAULT_MAX_RESPONSE_BYTES,
     HttpTransport,
     RetryPolicy,
     Timeouts,
+    body_chunks,
+    encode_json,
+    excerpt,
     provider_error_message,
     request_id_of,
 )
+from toolweave.providers._secrets import check_header_value, clean_api_key, sensitive_header_secrets
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -59,21 +61,33 @@ class HttpChatModel:
 
     Args:
         base_url: API root (each provider has its default).
-        api_key: The key; ``None`` reads the provider's environment variables; never shown in reprs,
-            logs or errors.
+        api_key: The key; ``None`` reads the provider's environment variables. Surrounding whitespace
+            (a key read from a file) is stripped; a control or non-ASCII character raises
+            :class:`~toolweave.exceptions.InvalidApiKeyError`, which does not show the key. The key never
+            appears in reprs, logs or errors, in any form (escaped, encoded, cut short).
         model: Model name used when the options carry none.
         default_options: Options under the prompt's; the prompt's win field by field.
-        timeout: Seconds for each phase (connect, each read, write, pool) or a :class:`Timeouts`.
+        timeout: Seconds for each phase (connect, each read, write, pool) or a :class:`Timeouts`
+            (``total`` bounds the whole request).
         http_client: Borrowed blocking client (not closed by the model).
         async_http_client: Borrowed async client (not closed by the model).
-        extra_headers: Added to every request.
+        extra_headers: Added to every request; values of headers whose name looks secret
+            (``Authorization``, ``*-key``, ``*token*``, ...) are redacted like the key.
         retry: Retry policy (default: 2 retries, 0.5 s doubling, ``Retry-After`` honoured).
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB); beyond it
+            :class:`~toolweave.exceptions.ResponseTooLargeError`.
+
+    Raises:
+        InvalidApiKeyError: The key, or a secret-looking extra header, holds a control or non-ASCII character.
+        ValueError: Another extra header does, or ``max_response_bytes`` is not a positive int.
     """
 
     provider: ClassVar[str] = 'http'
     stream_format: ClassVar[str] = 'openai-chat'
     default_base_url: ClassVar[str] = ''
     api_key_env: ClassVar[tuple[str, ...]] = ()
+    answer_field: ClassVar[tuple[str, type]] = ('choices', list)
+    """The field a 2xx JSON answer must have, and its type (else :class:`ResponseFormatError`)."""
 
     def __init__(
         self,
@@ -86,6 +100,8 @@ class HttpChatModel:
         async_http_client: httpx.AsyncClient | None = None,
         extra_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.base_url = (base_url or self.default_base_url).rstrip('/')
         self.model = model
@@ -93,15 +109,19 @@ class HttpChatModel:
         self.timeout = timeout
         if api_key is None:
             api_key = next((os.environ[n] for n in self.api_key_env if os.environ.get(n)), None)
-        self._api_key = api_key
+        owner = type(self).__name__
+        self._api_key = clean_api_key(api_key, owner)
         self._extra_headers = dict(extra_headers or {})
+        for name, value in self._extra_headers.items():
+            check_header_value(name, value, owner)
         self._transport = HttpTransport(
             self.provider,
             timeout=timeout,
             retry=retry,
-            secrets=(api_key,) if api_key else (),
+            secrets=[s for s in (api_key, self._api_key) if s] + sensitive_header_secrets(self._extra_headers),
             http_client=http_client,
             async_http_client=async_http_client,
+            max_response_bytes=max_response_bytes,
         )
 
     def __repr__(self) -> str:
@@ -168,32 +188,61 @@ class HttpChatModel:
         headers.update(self._extra_headers)
         return headers
 
-    def _decode(self, response: httpx.Response) -> Mapping[str, Any]:
-        body = response.content
-        excerpt = self._transport.redact(body[:EXCERPT].decode('utf-8', 'replace'))
-        url = self._transport.redact(str(response.request.url))
-        fields: dict[str, Any] = {'status_code': response.status_code, 'body': excerpt, 'provider': self.provider}
+    def _decode(self, response: httpx.Response, body: bytes) -> Mapping[str, Any]:
+        """The JSON object of a 2xx answer.
+
+        Raises:
+            ResponseFormatError: The body is not JSON, not an object, or not an answer (:meth:`answer_problem`).
+            ProviderError: The object is an ``error`` object (some servers answer errors with 200).
+        """
+        redact = self._transport.redact
+        text = excerpt(body, redact)
+        fields: dict[str, Any] = {'status_code': response.status_code, 'body': text, 'provider': self.provider}
+        fields['request_id'] = request_id_of(response.headers)
+        problem: str | None = None
         try:
             data = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise ResponseFormatError(
-                f'{url} answered HTTP {response.status_code} with a body that is not JSON: {excerpt!r}', **fields
-            ) from exc
-        if not isinstance(data, Mapping):
-            raise ResponseFormatError(f'{url} answered with JSON that is not an object', **fields)
-        if data.get('error') and not self.is_success_payload(data):
-            message = provider_error_message(body) or str(data['error'])
-            message = self._transport.redact(message)
-            raise ProviderError(f'provider error: {message}', provider_message=message, **fields)
-        return data
+        except orjson.JSONDecodeError:
+            data, problem = None, f'a body that is not JSON: {text!r}'
+        if isinstance(data, Mapping):
+            if data.get('error') and not self.is_success_payload(data):
+                message = redact(provider_error_message(body) or str(data['error']))
+                raise ProviderError(f'provider error: {message}', provider_message=message, **fields)
+            problem = self.answer_problem(data)
+            if problem is None:
+                return data
+        problem = problem or 'JSON that is not an object'
+        url = redact(str(response.request.url))
+        raise ResponseFormatError(f'{url} answered HTTP {response.status_code} with {problem}', **fields)
+
+    def answer_problem(self, data: Mapping[str, Any]) -> str | None:
+        """Why a 2xx JSON object is not an answer (``None`` when it is): :attr:`answer_field` is missing."""
+        name, kind = self.answer_field
+        if isinstance(data.get(name), kind):
+            return None
+        what = 'an array' if kind is list else 'an object'
+        keys = ', '.join(sorted(map(str, data))[:10]) or 'none'
+        return f'no {name!r} {what} (keys: {self._transport.redact(keys)})'
 
     def is_success_payload(self, data: Mapping[str, Any]) -> bool:
         """Whether a 200 body that has an ``error`` key is nevertheless an answer."""
         return False
 
+    def request_url(self, prompt: Prompt, body: Mapping[str, Any], *, stream: bool) -> str:
+        """The URL a request for ``prompt`` goes to (by default :meth:`endpoint`)."""
+        return self.endpoint(body, stream=stream)
+
     def _prepare(self, prompt: Prompt, stream: bool) -> tuple[str, bytes, dict[str, str]]:
+        """URL, encoded body (:func:`~toolweave.providers._http.encode_json`) and checked headers of a request.
+
+        Raises:
+            ValueError: A header value cannot be sent (the value is not shown).
+        """
         body = self.request_body(prompt, stream=stream)
-        return self.endpoint(body, stream=stream), orjson.dumps(body), self.headers(stream)
+        headers = self.headers(stream)
+        for name, value in headers.items():
+            check_header_value(name, value, type(self).__name__)
+        return self.request_url(prompt, body, stream=stream), encode_json(body), headers
 
     def call(self, prompt: Prompt) -> ChatResponse:
         """Send ``prompt`` and block until the whole answer is there.
@@ -202,12 +251,12 @@ class HttpChatModel:
             ProviderError: A subclass per failure (see :mod:`toolweave.exceptions`), after retries.
         """
         url, content, headers = self._prepare(prompt, False)
-        return self.parse_response(self._decode(self._transport.post(url, content, headers)))
+        return self.parse_response(self._decode(*self._transport.post(url, content, headers)))
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         """Async form of :meth:`call`."""
         url, content, headers = self._prepare(prompt, False)
-        return self.parse_response(self._decode(await self._transport.apost(url, content, headers)))
+        return self.parse_response(self._decode(*await self._transport.apost(url, content, headers)))
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         """Send ``prompt`` as a stream and yield chunks as they arrive.
@@ -227,31 +276,30 @@ class HttpChatModel:
         url, content, headers = self._prepare(prompt, True)
         aggregator = self.new_aggregator()
         delivered: list[str] = []
-        async with self._transport.open_stream(url, content, headers) as (response, deadline):
-            try:
-                async for raw in response.aiter_bytes():
-                    chunks, error = self._feed(aggregator, raw, url, response)
-                    for chunk in chunks:
-                        delivered.append(chunk.text)
-                        yield chunk
-                    if error is not None:
-                        raise self._with_partial(error, delivered)
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise self._with_partial(self._total_timeout(url), delivered)
-            except httpx.HTTPError as exc:
-                raise self._with_partial(self._body_error(url, exc), delivered) from exc
-            chunks, error = self._feed(aggregator, None, url, response)
-            for chunk in chunks:
-                delivered.append(chunk.text)
-                yield chunk
-            if error is not None:
-                raise self._with_partial(error, delivered)
+        transport = self._transport
+        async with (
+            transport.open_stream(url, content, headers) as (response, deadline),
+            body_chunks(response) as body,
+        ):
+            while True:
+                try:
+                    raw = await transport.next_chunk(body, deadline, url)
+                except ProviderError as failure:
+                    raise self._with_partial(failure, delivered)  # noqa: B904 - typed and redacted already
+                chunks, error = self._feed(aggregator, raw, response)
+                for chunk in chunks:
+                    delivered.append(chunk.text)
+                    yield chunk
+                if error is not None:
+                    raise self._with_partial(error, delivered)
+                if raw is None:
+                    break
             result = aggregator.result()
             if result.get('truncated'):
                 content_type = response.headers.get('content-type', 'none')
                 raise self._with_partial(
                     IncompleteStreamError(
-                        f'stream from {self._transport.redact(url)} ended without its end marker after '
+                        f'stream from {transport.redact(url)} ended without its end marker after '
                         f'{result.get("chunks", 0)} event(s) (content-type {content_type}); the partial answer '
                         'was yielded, its tool calls are not returned',
                         status_code=response.status_code,
@@ -261,60 +309,44 @@ class HttpChatModel:
                 )
         yield self.final_chunk(result)
 
-    def _total_timeout(self, url: str) -> ProviderError:
-        total = self._transport.timeouts.total
-        return ProviderTimeoutError(
-            f'stream from {self._transport.redact(url)} not finished within the total timeout of {total:g} s',
-            provider=self.provider,
-        )
-
-    def _body_error(self, url: str, exc: httpx.HTTPError) -> ProviderError:
-        if isinstance(exc, httpx.TimeoutException):
-            return self._transport.transport_error(url, exc)
-        reason = f'{type(exc).__name__}: {exc}' if str(exc) else type(exc).__name__
-        return IncompleteStreamError(
-            f'stream from {self._transport.redact(url)} broke off: {reason}; the partial answer was yielded, '
-            'its tool calls are not returned',
-            provider=self.provider,
-        )
-
     @staticmethod
     def _with_partial(error: ProviderError, delivered: list[str]) -> ProviderError:
         error.partial_text = ''.join(delivered)
         return error
 
     def _feed(
-        self, aggregator: Any, raw: bytes | None, url: str, response: httpx.Response
+        self, aggregator: Any, raw: bytes | None, response: httpx.Response
     ) -> tuple[list[ChatResponse], ProviderError | None]:
         """Feed bytes (``None`` = end); the delta chunks of the completed payloads and the core's error.
 
         The error is returned (not raised) so the caller yields the good payloads of the same read
-        first: no text before an error event is lost.
+        first: no text before an error event is lost. The core's exception is not chained: its
+        excerpt, event data and chunks are raw provider text, so only redacted copies are kept.
         """
         error: ProviderError | None = None
-        redacted = self._transport.redact(url)
+        redact = self._transport.redact
+        url = redact(str(response.request.url))
         try:
             payloads: list[Any] = aggregator.feed(raw) if raw is not None else aggregator.finish()
         except StreamFormatError as exc:
             payloads = exc.chunks
+            message = exc.message.replace(exc.excerpt, redact.cut(exc.excerpt)) if exc.excerpt else exc.message
             error = ResponseFormatError(
-                f'malformed stream from {redacted}: {self._transport.redact(str(exc))}',
+                f'malformed stream from {url}: {redact(message)}',
                 status_code=response.status_code,
                 provider=self.provider,
             )
-            error.__cause__ = exc
         except ProviderStreamError as exc:
             payloads = exc.chunks
-            message = self._transport.redact(exc.message)
+            message = redact(exc.message)
             error = ProviderStreamError(
-                f'{redacted} reported an error mid-stream: {message}',
-                exc.error,
+                f'{url} reported an error mid-stream: {message}',
+                redact.json(exc.error) if exc.error is not None else None,
                 status_code=response.status_code,
                 provider_message=message,
                 provider=self.provider,
                 request_id=request_id_of(response.headers),
             )
-            error.__cause__ = exc
         chunks = [self.delta_chunk(p) for p in payloads if isinstance(p, Mapping)]
         return [c for c in chunks if c is not None], error
 

@@ -1,4 +1,4 @@
-"""The HTTP layer every provider shares: pooled httpx clients, timeouts, retries and typed errors.
+"""The HTTP layer every provider shares: pooled httpx clients, timeouts, size limits, retries and typed errors.
 
 Why one layer: retry and error rules are the part of a provider that is easiest to get subtly wrong
 (retrying after text reached the user, leaking an API key into a log line), so they live in one
@@ -11,10 +11,22 @@ place and are tested once. The rules follow the OpenAI and Anthropic Python SDKs
   :attr:`RetryPolicy.max_retry_after`. A stream is retried only until its status line arrived: once the
   body is being read nothing is retried, so no byte ever reaches the application twice.
 - Timeouts: connect, read (each read), write and pool per request (httpx), and an optional total
-  deadline over all attempts and, for streams, over the whole body.
+  deadline (:attr:`Timeouts.total`) over everything: every attempt and the waits between them,
+  connecting, sending, the response headers and the whole body, streamed or not. For the clients a
+  model creates it holds on every socket operation (:mod:`toolweave.providers._deadline`), so a
+  server that trickles a byte at a time fails with :class:`ProviderTimeoutError` at the deadline; a
+  borrowed client gets each phase's timeout capped by the time left and its body checked between reads.
+- Size: a non-streamed answer is read up to ``max_response_bytes`` (default
+  :data:`DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB, after content decoding), beyond which the connection is
+  closed and :class:`ResponseTooLargeError` raised; an error body is read up to :data:`ERROR_BODY_LIMIT`
+  and the rest never. (Streams are bounded per event and in total by the ``StreamAggregator``.)
 - Errors: :func:`error_for_status` maps an HTTP answer to the typed :class:`ProviderError` hierarchy
-  with status, provider message and request id; every secret (API keys) is replaced by ``***`` in
-  messages and body excerpts.
+  with status, provider message and request id; a redirect is a :class:`ProviderRedirectError` (not
+  followed). Every form of every secret (:class:`~toolweave.providers._secrets.Redactor`) is replaced
+  by ``***`` before an excerpt is cut; httpx exceptions are described in the message, never chained
+  (they hold the request and its headers).
+- Bodies: :func:`encode_json` is the one place a request body becomes bytes; a lone surrogate in any
+  string (a tool result holding an undecodable file name) is sent as U+FFFD instead of failing.
 """
 
 from __future__ import annotations
@@ -24,39 +36,55 @@ import email.utils
 import logging
 import random
 import re
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import orjson
 
+from toolweave._text import scrub_json
 from toolweave.exceptions import (
     AuthenticationError,
     BadRequestError,
     ContextLengthError,
+    IncompleteStreamError,
     ProviderConnectionError,
     ProviderError,
+    ProviderRedirectError,
     ProviderTimeoutError,
     RateLimitError,
+    ResponseTooLargeError,
     ServerError,
 )
+from toolweave.providers import _deadline
+from toolweave.providers._secrets import Redactor
 
 __all__ = [
+    'DEFAULT_MAX_RESPONSE_BYTES',
+    'ERROR_BODY_LIMIT',
     'HttpTransport',
     'RetryPolicy',
     'Timeouts',
+    'body_chunks',
+    'encode_json',
     'error_for_status',
     'provider_error_message',
-    'redact',
 ]
 
 _log = logging.getLogger('toolweave.providers')
 
 EXCERPT = 500
 """Characters of a response body kept on an error."""
+
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""Default limit of a non-streamed answer, in bytes after content decoding."""
+
+ERROR_BODY_LIMIT = 64 * 1024
+"""Bytes of an error body read (for its message and excerpt); the rest is never read."""
 
 _RETRY_STATUS = frozenset({408, 429})
 _REQUEST_ID_HEADERS = ('x-request-id', 'request-id', 'x-goog-request-id', 'openai-request-id', 'cf-ray')
@@ -76,7 +104,8 @@ class Timeouts:
         read: Waiting for each piece of the answer (so a stream that stops sending fails after this).
         write: Sending each piece of the request.
         pool: Waiting for a free connection of the pool.
-        total: Whole request, all retries and (for streams) the whole body included.
+        total: Whole request: every attempt and the waits between them, connecting, sending, the response
+            headers and the whole body (streamed or not). Exceeding it raises :class:`ProviderTimeoutError`.
     """
 
     connect: float | None = 10.0
@@ -132,12 +161,19 @@ class RetryPolicy:
         return base * (1.0 - self.jitter * random.random())
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every non-empty secret replaced by ``***``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, '***')
-    return text
+def encode_json(body: Any) -> bytes:
+    """``body`` as JSON bytes; strings holding lone surrogates are sent with U+FFFD in their place.
+
+    The one place request bodies are encoded: orjson first (fast path), and only when it refuses a
+    string (``str is not valid UTF-8``) the body is copied through :func:`toolweave._text.scrub_json`.
+
+    Raises:
+        TypeError: A value orjson cannot serialise (not a lone-surrogate problem).
+    """
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return orjson.dumps(scrub_json(body))
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
@@ -197,7 +233,16 @@ def request_id_of(headers: httpx.Headers | None) -> str | None:
     return None
 
 
+def excerpt(body: bytes, redact: Redactor) -> str:
+    """The first :data:`EXCERPT` characters of ``body``, secrets redacted before the cut."""
+    window = EXCERPT + redact.longest
+    text = body[: window * 4].decode('utf-8', 'replace')[:window]
+    return redact(text)[:EXCERPT]
+
+
 def _error_class(status: int, provider_message: str | None, body: str) -> type[ProviderError]:
+    if 300 <= status < 400:
+        return ProviderRedirectError
     if status in (401, 403):
         return AuthenticationError
     if status == 429:
@@ -209,28 +254,30 @@ def _error_class(status: int, provider_message: str | None, body: str) -> type[P
     return ServerError
 
 
-def error_for_status(
-    response: httpx.Response, body: bytes, *, provider: str, secrets: Iterable[str] = ()
-) -> ProviderError:
+def error_for_status(response: httpx.Response, body: bytes, *, provider: str, redact: Redactor) -> ProviderError:
     """The typed error for a non-2xx answer (status, provider message, request id; secrets redacted).
 
     Args:
         response: The answer (its request gives method and URL).
-        body: The body read so far.
+        body: The body read (at most :data:`ERROR_BODY_LIMIT` bytes).
         provider: Provider name stored on the error.
-        secrets: Strings to redact (API keys).
+        redact: Replaces the secrets (API keys) in every text kept.
     """
-    secrets = tuple(secrets)
-    text = redact(body[:EXCERPT].decode('utf-8', 'replace'), secrets)
+    text = excerpt(body, redact)
     message = provider_error_message(body)
-    provider_message = redact(message, secrets) if message is not None else None
-    detail = provider_message or text or response.reason_phrase
-    url = redact(str(response.request.url), secrets)
+    provider_message = redact(message) if message is not None else None
+    url = redact(str(response.request.url))
     request_id = request_id_of(response.headers)
     suffix = f' (request id {request_id})' if request_id else ''
     cls = _error_class(response.status_code, provider_message, text)
+    location = response.headers.get('location')
+    if cls is ProviderRedirectError:
+        where = f'to {redact(location)}' if location else 'without a Location'
+        detail = f'redirected {where}; redirects are not followed (point base_url at the new address)'
+    else:
+        detail = f'failed with HTTP {response.status_code}: {provider_message or text or response.reason_phrase}'
     error = cls(
-        f'{response.request.method} {url} failed with HTTP {response.status_code}: {detail}{suffix}',
+        f'{response.request.method} {url} {detail}{suffix}',
         status_code=response.status_code,
         body=text,
         provider_message=provider_message,
@@ -238,18 +285,20 @@ def error_for_status(
         provider=provider,
     )
     error.retry_after = retry_after_seconds(response.headers)
+    if isinstance(error, ProviderRedirectError):
+        error.location = redact(location) if location else None
     return error
 
 
-def transport_error(url: str, exc: httpx.HTTPError, timeout: float | None, provider: str) -> ProviderError:
-    """The typed error for an httpx exception raised before any answer (or while reading it)."""
-    reason = f'{type(exc).__name__}: {exc}' if str(exc) else type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
-        limit = f'within {timeout:g} s ' if timeout is not None else ''
-        return ProviderTimeoutError(f'no answer from {url} {limit}({reason})', provider=provider)
-    if isinstance(exc, httpx.ConnectError):
-        return ProviderConnectionError(f'cannot reach {url}: {reason}', provider=provider)
-    return ProviderConnectionError(f'request to {url} failed: {reason}', provider=provider)
+def body_chunks(response: httpx.Response) -> aclosing[AsyncGenerator[bytes, None]]:
+    """``response.aiter_bytes()`` closed on leaving the ``async with`` (even when the reader stops early)."""
+    return aclosing(cast('AsyncGenerator[bytes, None]', response.aiter_bytes()))
+
+
+def describe(exc: BaseException) -> str:
+    """``'<TypeName>: <message>'`` (or the type name alone) of an exception."""
+    text = str(exc)
+    return f'{type(exc).__name__}: {text}' if text else type(exc).__name__
 
 
 def _retryable_status(status: int) -> bool:
@@ -261,23 +310,86 @@ def _retryable_exception(exc: httpx.HTTPError) -> bool:
     return isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.RemoteProtocolError))
 
 
+@dataclass
+class _Attempt:
+    """The outcome of one attempt: an answer (``error`` is ``None``), or an error and whether to retry it."""
+
+    response: httpx.Response | None = None
+    body: bytes = b''
+    error: ProviderError | None = None
+    retryable: bool = False
+
+
+class _Body:
+    """A body read up to its limit, the total deadline checked between reads.
+
+    A 2xx body longer than ``max_response_bytes`` raises :class:`ResponseTooLargeError` (a declared
+    ``Content-Length`` above it before anything is read); an error body keeps its first
+    :data:`ERROR_BODY_LIMIT` bytes and :meth:`add` returns ``False`` to stop reading there.
+    """
+
+    def __init__(self, transport: HttpTransport, response: httpx.Response, deadline: float | None) -> None:
+        self._transport = transport
+        self._response = response
+        self._deadline = deadline
+        self._strict = response.is_success
+        self._limit = transport.max_response_bytes if self._strict else ERROR_BODY_LIMIT
+        self.data = bytearray()
+        declared = response.headers.get('content-length', '')
+        if self._strict and declared.isdigit() and int(declared) > self._limit:
+            raise self._too_large(f'declares {int(declared)} bytes')
+
+    def _too_large(self, what: str) -> ResponseTooLargeError:
+        url = self._transport.redact(str(self._response.request.url))
+        error = ResponseTooLargeError(
+            f'the answer of {url} {what}, more than max_response_bytes={self._limit}; reading stopped there',
+            status_code=self._response.status_code,
+            provider=self._transport.provider,
+            request_id=request_id_of(self._response.headers),
+        )
+        error.limit = self._limit
+        return error
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep ``chunk``; ``False`` when an error body reached its limit (stop reading).
+
+        Raises:
+            ResponseTooLargeError: A 2xx body passed ``max_response_bytes``.
+            ProviderTimeoutError: The total deadline passed.
+        """
+        room = self._limit - len(self.data)
+        if len(chunk) > room:
+            if self._strict:
+                raise self._too_large('is longer')
+            self.data += chunk[:room]
+            return False
+        self.data += chunk
+        self._transport.check_deadline(self._deadline, str(self._response.request.url))
+        return True
+
+
 class HttpTransport:
-    """Pooled httpx clients plus the retry, timeout and error rules of the module docstring.
+    """Pooled httpx clients plus the retry, timeout, size and error rules of the module docstring.
 
     One transport per model. Clients passed in are borrowed (never closed); the blocking client the
     transport creates is kept for connection reuse (one pool per model) and closed by :meth:`close`.
     Without a borrowed async client each async request uses its own short-lived ``AsyncClient``: an
     async client is bound to the event loop that made it, so this keeps the model usable from several
     loops (``asyncio.run`` twice) without leaking sockets. Pass ``async_http_client`` to pool
-    connections across async requests.
+    connections across async requests. The total deadline holds on every socket operation of the
+    clients the transport creates; a borrowed client gets the per-phase caps and the between-read checks.
 
     Args:
         provider: Provider name stored on errors.
         timeout: One number of seconds for every phase, or :class:`Timeouts`.
         retry: The retry policy (``RetryPolicy(max_retries=0)`` disables retries).
-        secrets: Strings never to show in errors (the API key).
+        secrets: Strings never to show in errors, in any form (the API key, secret header values).
         http_client: Borrowed blocking client.
         async_http_client: Borrowed async client.
+        max_response_bytes: Largest non-streamed answer read, in bytes after content decoding.
+
+    Raises:
+        ValueError: ``max_response_bytes`` is not a positive integer.
     """
 
     def __init__(
@@ -289,13 +401,19 @@ class HttpTransport:
         secrets: Iterable[str] = (),
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) or max_response_bytes < 1:
+            raise ValueError(f'max_response_bytes must be a positive int, got {max_response_bytes!r}')
         self.provider = provider
         self.timeouts = Timeouts.of(timeout)
         self.retry = retry or RetryPolicy()
-        self._secrets = tuple(s for s in secrets if s)
+        self.max_response_bytes = max_response_bytes
+        self.redact = Redactor(secrets)
+        """Replaces every form of the secrets by ``***`` (a callable ``str -> str``)."""
         self._client = http_client
         self._owns_client = http_client is None
+        self._client_lock = threading.Lock()
         self._async_client = async_http_client
         self.sleep: Callable[[float], None] = time.sleep
         """Blocking sleep between retries (tests replace it to record the delays)."""
@@ -308,9 +426,11 @@ class HttpTransport:
     # --- clients ---------------------------------------------------------------------------------
 
     def _sync_client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeouts.httpx())
-        return self._client
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self.timeouts.httpx())
+                _deadline.install(self._client)
+            return self._client
 
     @asynccontextmanager
     async def _aclient(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -318,56 +438,76 @@ class HttpTransport:
             yield self._async_client
             return
         async with httpx.AsyncClient(timeout=self.timeouts.httpx()) as client:
+            _deadline.install(client)
             yield client
 
     def close(self) -> None:
         """Close the blocking client if the transport created it (idempotent)."""
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._client_lock:
+            if self._owns_client and self._client is not None:
+                self._client.close()
+                self._client = None
 
     async def aclose(self) -> None:
         """Close what the transport created (async clients are per request, so only the blocking one)."""
         self.close()
 
-    # --- helpers ---------------------------------------------------------------------------------
-
-    def redact(self, text: str) -> str:
-        """``text`` with the secrets replaced by ``***``."""
-        return redact(text, self._secrets)
+    # --- deadlines and errors --------------------------------------------------------------------
 
     def _deadline(self) -> float | None:
         total = self.timeouts.total
         return None if total is None else time.monotonic() + total
 
-    def _remaining(self, deadline: float | None, url: str) -> float | None:
+    def _total_timeout(self, url: str, what: str = 'no answer from') -> ProviderTimeoutError:
+        return ProviderTimeoutError(
+            f'{what} {self.redact(url)} within the total timeout of {self.timeouts.total:g} s',
+            provider=self.provider,
+        )
+
+    def check_deadline(self, deadline: float | None, url: str, what: str = 'no answer from') -> None:
+        """Raise :class:`ProviderTimeoutError` when ``deadline`` (``time.monotonic()``) has passed."""
+        if deadline is not None and time.monotonic() >= deadline:
+            raise self._total_timeout(url, what)
+
+    def _timeout(self, deadline: float | None, url: str) -> httpx.Timeout:
         if deadline is None:
-            return None
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ProviderTimeoutError(
-                f'no answer from {self.redact(url)} within the total timeout of {self.timeouts.total:g} s',
-                provider=self.provider,
-            )
-        return remaining
+            return self.timeouts.httpx()
+        self.check_deadline(deadline, url)
+        return self.timeouts.httpx(deadline - time.monotonic())
 
     def status_error(self, response: httpx.Response, body: bytes) -> ProviderError:
         """The typed, redacted error of a non-2xx answer."""
-        return error_for_status(response, body, provider=self.provider, secrets=self._secrets)
+        return error_for_status(response, body, provider=self.provider, redact=self.redact)
 
-    def transport_error(self, url: str, exc: httpx.HTTPError) -> ProviderError:
-        """The typed, redacted error of an httpx exception."""
-        timeout = self.timeouts.read if isinstance(exc, httpx.ReadTimeout) else self.timeouts.connect
-        if isinstance(exc, httpx.WriteTimeout):
-            timeout = self.timeouts.write
-        error = transport_error(self.redact(url), exc, timeout, self.provider)
-        error.message = self.redact(error.message)
-        error.args = (error.message,)
-        return error
+    def transport_error(self, url: str, exc: httpx.HTTPError, deadline: float | None = None) -> ProviderError:
+        """The typed, redacted error of an httpx exception (a timeout past ``deadline`` names the total)."""
+        url = self.redact(url)
+        reason = self.redact(describe(exc))
+        if isinstance(exc, httpx.TimeoutException):
+            if deadline is not None and time.monotonic() >= deadline - 0.01:
+                limit = f'within the total timeout of {self.timeouts.total:g} s '
+            else:
+                seconds = {httpx.ReadTimeout: self.timeouts.read, httpx.WriteTimeout: self.timeouts.write}.get(
+                    type(exc), self.timeouts.connect
+                )
+                limit = f'within {seconds:g} s ' if seconds is not None else ''
+            return ProviderTimeoutError(f'no answer from {url} {limit}({reason})', provider=self.provider)
+        if isinstance(exc, httpx.ConnectError):
+            return ProviderConnectionError(f'cannot reach {url}: {reason}', provider=self.provider)
+        return ProviderConnectionError(f'request to {url} failed: {reason}', provider=self.provider)
 
-    def _wait(self, attempt: int, error: ProviderError, deadline: float | None) -> float | None:
-        """Seconds to wait before retrying after ``error``, or ``None`` when it must be raised."""
-        if attempt >= self.retry.max_retries:
+    def _failure(self, url: str, exc: httpx.HTTPError, deadline: float | None) -> _Attempt:
+        return _Attempt(error=self.transport_error(url, exc, deadline), retryable=_retryable_exception(exc))
+
+    def _answer(self, response: httpx.Response, body: bytes) -> _Attempt:
+        if response.is_success:
+            return _Attempt(response, body)
+        return _Attempt(response, body, self.status_error(response, body), _retryable_status(response.status_code))
+
+    def _wait(self, attempt: int, result: _Attempt, deadline: float | None) -> float | None:
+        """Seconds to wait before retrying after ``result``, or ``None`` when its error must be raised."""
+        error = result.error
+        if error is None or not result.retryable or attempt >= self.retry.max_retries:
             return None
         retry_after = error.retry_after
         if retry_after is not None and retry_after > self.retry.max_retry_after:
@@ -387,58 +527,102 @@ class HttpTransport:
 
     # --- requests --------------------------------------------------------------------------------
 
-    def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> httpx.Response:
-        """POST and return a 2xx answer (body read), retrying as the module docstring says.
+    def _attempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
+        client = self._sync_client()
+        timeout = self._timeout(deadline, url)
+        try:
+            with client.stream('POST', url, content=content, headers=dict(headers), timeout=timeout) as response:
+                body = _Body(self, response, deadline)
+                try:
+                    for chunk in response.iter_bytes():
+                        if not body.add(chunk):
+                            break
+                except httpx.HTTPError:
+                    if response.is_success:
+                        raise
+        except httpx.HTTPError as exc:
+            return self._failure(url, exc, deadline)
+        return self._answer(response, bytes(body.data))
+
+    async def _aattempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
+        timeout = self._timeout(deadline, url)
+        try:
+            async with (
+                self._aclient() as client,
+                client.stream('POST', url, content=content, headers=dict(headers), timeout=timeout) as response,
+            ):
+                body = _Body(self, response, deadline)
+                try:
+                    async with body_chunks(response) as chunks:
+                        async for chunk in chunks:
+                            if not body.add(chunk):
+                                break
+                except httpx.HTTPError:
+                    if response.is_success:
+                        raise
+        except httpx.HTTPError as exc:
+            return self._failure(url, exc, deadline)
+        return self._answer(response, bytes(body.data))
+
+    def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
+        """POST and return a 2xx answer and its body (at most ``max_response_bytes``), retrying as documented.
 
         Raises:
-            ProviderError: The typed error of the last attempt.
+            ProviderError: The typed error of the last attempt (:class:`ProviderTimeoutError` when the
+                total deadline passed, :class:`ResponseTooLargeError` past the size limit).
         """
         deadline = self._deadline()
         attempt = 0
-        while True:
-            timeout = self.timeouts.httpx(self._remaining(deadline, url))
-            try:
-                response = self._sync_client().post(url, content=content, headers=dict(headers), timeout=timeout)
-            except httpx.HTTPError as exc:
-                error = self.transport_error(url, exc)
-                retryable = _retryable_exception(exc)
-                cause: BaseException = exc
-            else:
-                if response.is_success:
-                    return response
-                error = self.status_error(response, response.content)
-                retryable = _retryable_status(response.status_code)
-                cause = error
-            delay = self._wait(attempt, error, deadline) if retryable else None
-            if delay is None:
-                raise error from (cause if cause is not error else None)
-            self.sleep(delay)
-            attempt += 1
+        with _deadline.scope(deadline):
+            while True:
+                result = self._attempt(url, content, headers, deadline)
+                if result.error is None and result.response is not None:
+                    return result.response, result.body
+                delay = self._wait(attempt, result, deadline)
+                if delay is None:
+                    raise result.error or self._total_timeout(url)
+                self.sleep(delay)
+                attempt += 1
 
-    async def apost(self, url: str, content: bytes, headers: Mapping[str, str]) -> httpx.Response:
+    async def apost(self, url: str, content: bytes, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
         """Async form of :meth:`post`."""
         deadline = self._deadline()
         attempt = 0
-        while True:
-            timeout = self.timeouts.httpx(self._remaining(deadline, url))
+        with _deadline.scope(deadline):
+            while True:
+                result = await self._aattempt(url, content, headers, deadline)
+                if result.error is None and result.response is not None:
+                    return result.response, result.body
+                delay = self._wait(attempt, result, deadline)
+                if delay is None:
+                    raise result.error or self._total_timeout(url)
+                await self.asleep(delay)
+                attempt += 1
+
+    async def _open(
+        self, stack: AsyncExitStack, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None
+    ) -> _Attempt:
+        """One attempt to open a stream: the response once a 2xx status arrived, or the error."""
+        with _deadline.scope(deadline):
+            timeout = self._timeout(deadline, url)
             try:
-                async with self._aclient() as client:
-                    response = await client.post(url, content=content, headers=dict(headers), timeout=timeout)
-            except httpx.HTTPError as exc:
-                error = self.transport_error(url, exc)
-                retryable = _retryable_exception(exc)
-                cause: BaseException = exc
-            else:
+                client = await stack.enter_async_context(self._aclient())
+                request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
+                response = await client.send(request, stream=True)
+                stack.push_async_callback(response.aclose)
                 if response.is_success:
-                    return response
-                error = self.status_error(response, response.content)
-                retryable = _retryable_status(response.status_code)
-                cause = error
-            delay = self._wait(attempt, error, deadline) if retryable else None
-            if delay is None:
-                raise error from (cause if cause is not error else None)
-            await self.asleep(delay)
-            attempt += 1
+                    return _Attempt(response)
+                body = _Body(self, response, deadline)
+                try:
+                    async with body_chunks(response) as chunks:
+                        async for chunk in chunks:
+                            if not body.add(chunk):
+                                break
+                except httpx.HTTPError:
+                    pass  # the status says what failed; keep what of the body arrived
+            except httpx.HTTPError as exc:
+                return self._failure(url, exc, deadline)
+            return self._answer(response, bytes(body.data))
 
     @asynccontextmanager
     async def open_stream(
@@ -447,8 +631,9 @@ class HttpTransport:
         """POST and yield ``(response, deadline)`` once a 2xx status line arrived (body not read yet).
 
         Retries (status, connection failure) happen only here, before any body byte was read; the
-        caller reads the body and maps its errors with :meth:`transport_error`. ``deadline`` is the
-        ``time.monotonic()`` value the whole body must arrive by (``None`` = no total timeout).
+        caller reads the body with :meth:`next_chunk`. ``deadline`` is the ``time.monotonic()`` value
+        the whole body must arrive by (``None`` = no total timeout). Leaving the block closes the
+        response and the connection (also when the caller stops early).
 
         Raises:
             ProviderError: The typed error of the last attempt.
@@ -456,30 +641,37 @@ class HttpTransport:
         deadline = self._deadline()
         attempt = 0
         while True:
-            timeout = self.timeouts.httpx(self._remaining(deadline, url))
             async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(self._aclient())
-                try:
-                    request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
-                    response = await client.send(request, stream=True)
-                except httpx.HTTPError as exc:
-                    error = self.transport_error(url, exc)
-                    retryable = _retryable_exception(exc)
-                    cause: BaseException = exc
-                else:
-                    stack.push_async_callback(response.aclose)
-                    if response.is_success:
-                        yield response, deadline
-                        return
-                    try:
-                        body = await response.aread()
-                    except httpx.HTTPError:
-                        body = b''
-                    error = self.status_error(response, body)
-                    retryable = _retryable_status(response.status_code)
-                    cause = error
-            delay = self._wait(attempt, error, deadline) if retryable else None
+                result = await self._open(stack, url, content, headers, deadline)
+                if result.error is None and result.response is not None:
+                    yield result.response, deadline
+                    return
+            delay = self._wait(attempt, result, deadline)
             if delay is None:
-                raise error from (cause if cause is not error else None)
+                raise result.error or self._total_timeout(url)
             await self.asleep(delay)
             attempt += 1
+
+    async def next_chunk(self, chunks: AsyncIterator[bytes], deadline: float | None, url: str) -> bytes | None:
+        """The next piece of a streamed body (``None`` at its end), read under the total deadline.
+
+        Raises:
+            ProviderTimeoutError: The read or the total timeout passed.
+            IncompleteStreamError: The connection broke off.
+        """
+        self.check_deadline(deadline, url, 'stream not finished from')
+        error: ProviderError
+        with _deadline.scope(deadline):
+            try:
+                return await anext(chunks)
+            except StopAsyncIteration:
+                return None
+            except httpx.TimeoutException as exc:
+                error = self.transport_error(url, exc, deadline)
+            except httpx.HTTPError as exc:
+                error = IncompleteStreamError(
+                    f'stream from {self.redact(url)} broke off: {self.redact(describe(exc))}; the partial answer '
+                    'was yielded, its tool calls are not returned',
+                    provider=self.provider,
+                )
+        raise error

@@ -22,7 +22,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['AnthropicChatModel']
@@ -139,6 +139,7 @@ class AnthropicChatModel(HttpChatModel):
         retry: Retry policy.
         max_tokens: ``max_tokens`` when the options set none (the API requires it).
         anthropic_version: The ``anthropic-version`` header.
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -148,6 +149,7 @@ class AnthropicChatModel(HttpChatModel):
     stream_format = 'anthropic'
     default_base_url = 'https://api.anthropic.com'
     api_key_env = ('ANTHROPIC_API_KEY',)
+    answer_field = ('content', list)
 
     def __init__(
         self,
@@ -162,9 +164,20 @@ class AnthropicChatModel(HttpChatModel):
         retry: RetryPolicy | None = None,
         max_tokens: int = 4096,
         anthropic_version: str = '2023-06-01',
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
-            base_url, api_key, model, default_options, timeout, http_client, async_http_client, extra_headers, retry
+            base_url,
+            api_key,
+            model,
+            default_options,
+            timeout,
+            http_client,
+            async_http_client,
+            extra_headers,
+            retry,
+            max_response_bytes=max_response_bytes,
         )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version

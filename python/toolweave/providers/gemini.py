@@ -23,7 +23,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['PARTS_KEY', 'GeminiChatModel', 'messages_to_gemini']
@@ -213,6 +213,7 @@ class GeminiChatModel(HttpChatModel):
         async_http_client: Borrowed async client.
         extra_headers: Added to every request.
         retry: Retry policy.
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ValueError: A request without a model name (the URL needs one).
@@ -223,6 +224,7 @@ class GeminiChatModel(HttpChatModel):
     stream_format = 'gemini'
     default_base_url = 'https://generativelanguage.googleapis.com/v1beta'
     api_key_env = ('GEMINI_API_KEY', 'GOOGLE_API_KEY')
+    answer_field = ('candidates', list)
 
     def __init__(
         self,
@@ -235,9 +237,20 @@ class GeminiChatModel(HttpChatModel):
         async_http_client: httpx.AsyncClient | None = None,
         extra_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
-            base_url, api_key, model, default_options, timeout, http_client, async_http_client, extra_headers, retry
+            base_url,
+            api_key,
+            model,
+            default_options,
+            timeout,
+            http_client,
+            async_http_client,
+            extra_headers,
+            retry,
+            max_response_bytes=max_response_bytes,
         )
 
     def model_name(self, prompt: Prompt) -> str:
@@ -252,10 +265,17 @@ class GeminiChatModel(HttpChatModel):
             raise ValueError('GeminiChatModel needs a model name: pass model= or set ChatOptions.model')
         return name.removeprefix('models/')
 
-    def _prepare(self, prompt: Prompt, stream: bool) -> tuple[str, bytes, dict[str, str]]:
-        body = self.request_body(prompt, stream=stream)
+    def request_url(self, prompt: Prompt, body: Mapping[str, Any], *, stream: bool) -> str:
+        """``<base_url>/models/<model of the prompt>:generateContent`` (``:streamGenerateContent?alt=sse``)."""
         method = 'streamGenerateContent?alt=sse' if stream else 'generateContent'
-        return f'{self.base_url}/models/{self.model_name(prompt)}:{method}', orjson.dumps(body), self.headers(stream)
+        return f'{self.base_url}/models/{self.model_name(prompt)}:{method}'
+
+    def answer_problem(self, data: Mapping[str, Any]) -> str | None:
+        """``candidates`` must be there, unless ``promptFeedback`` says the prompt was blocked."""
+        feedback = data.get('promptFeedback')
+        if isinstance(feedback, Mapping) and feedback.get('blockReason') and 'candidates' not in data:
+            return None
+        return super().answer_problem(data)
 
     def endpoint(self, body: Mapping[str, Any], *, stream: bool) -> str:
         """``<base_url>/models/<model>:generateContent`` (``:streamGenerateContent?alt=sse`` for streams).
@@ -337,6 +357,9 @@ class GeminiChatModel(HttpChatModel):
         if extras:
             metadata['tool_call_extras'] = extras
         native = candidate.get('finishReason')
+        feedback = data.get('promptFeedback')
+        if native is None and isinstance(feedback, Mapping) and isinstance(feedback.get('blockReason'), str):
+            native = feedback['blockReason']  # the prompt itself was blocked: no candidate at all
         usage = data.get('usageMetadata')
         return ChatResponse(
             (

@@ -22,7 +22,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, text_chunk
-from toolweave.providers._http import RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['OllamaChatModel']
@@ -89,6 +89,7 @@ class OllamaChatModel(HttpChatModel):
         extra_headers: Added to every request.
         retry: Retry policy.
         keep_alive: Ollama's ``keep_alive`` (e.g. ``'5m'``), sent when set.
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -98,6 +99,7 @@ class OllamaChatModel(HttpChatModel):
     stream_format = 'ollama'
     default_base_url = 'http://localhost:11434'
     api_key_env = ('OLLAMA_API_KEY',)
+    answer_field = ('message', dict)
 
     def __init__(
         self,
@@ -111,9 +113,20 @@ class OllamaChatModel(HttpChatModel):
         extra_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
         keep_alive: str | None = None,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
-            base_url, api_key, model, default_options, timeout, http_client, async_http_client, extra_headers, retry
+            base_url,
+            api_key,
+            model,
+            default_options,
+            timeout,
+            http_client,
+            async_http_client,
+            extra_headers,
+            retry,
+            max_response_bytes=max_response_bytes,
         )
         self.keep_alive = keep_alive
 

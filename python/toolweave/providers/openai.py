@@ -15,7 +15,7 @@ from toolweave.chat.options import ChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.providers._base import HttpChatModel, text_chunk
-from toolweave.providers._http import RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import build_request_body, merge_options, parse_completion
 
 __all__ = ['OpenAIChatModel']
@@ -46,6 +46,7 @@ class OpenAIChatModel(HttpChatModel):
         extra_headers: Added to every request.
         retry: Retry policy for 408/429/5xx and connection failures.
         strict: Send strict tool schemas (``openai-strict`` dialect).
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: From :meth:`call`, :meth:`acall` and :meth:`stream`; the subclass says what failed
@@ -56,6 +57,7 @@ class OpenAIChatModel(HttpChatModel):
     stream_format = 'openai-chat'
     default_base_url = 'https://api.openai.com/v1'
     api_key_env = ('OPENAI_API_KEY',)
+    answer_field = ('choices', list)
 
     def __init__(
         self,
@@ -69,9 +71,20 @@ class OpenAIChatModel(HttpChatModel):
         extra_headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
         strict: bool = False,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
-            base_url, api_key, model, default_options, timeout, http_client, async_http_client, extra_headers, retry
+            base_url,
+            api_key,
+            model,
+            default_options,
+            timeout,
+            http_client,
+            async_http_client,
+            extra_headers,
+            retry,
+            max_response_bytes=max_response_bytes,
         )
         self.strict = strict
 

@@ -23,7 +23,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['OUTPUT_KEY', 'RESPONSE_ID_KEY', 'OpenAIResponsesModel', 'messages_to_responses']
@@ -140,6 +140,7 @@ class OpenAIResponsesModel(HttpChatModel):
         retry: Retry policy.
         strict: Send strict tool schemas (``openai-strict`` dialect, ``strict: true``).
         previous_response_id: Chain on the server: send only what follows the last answer, with its id.
+        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -149,6 +150,7 @@ class OpenAIResponsesModel(HttpChatModel):
     stream_format = 'openai-responses'
     default_base_url = 'https://api.openai.com/v1'
     api_key_env = ('OPENAI_API_KEY',)
+    answer_field = ('output', list)
 
     def __init__(
         self,
@@ -163,9 +165,20 @@ class OpenAIResponsesModel(HttpChatModel):
         retry: RetryPolicy | None = None,
         strict: bool = False,
         previous_response_id: bool = False,
+        *,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         super().__init__(
-            base_url, api_key, model, default_options, timeout, http_client, async_http_client, extra_headers, retry
+            base_url,
+            api_key,
+            model,
+            default_options,
+            timeout,
+            http_client,
+            async_http_client,
+            extra_headers,
+            retry,
+            max_response_bytes=max_response_bytes,
         )
         self.strict = strict
         self.previous_response_id = previous_response_id

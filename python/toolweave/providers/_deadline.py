@@ -1,0 +1,171 @@
+"""A total deadline over every socket operation of a request: connect, TLS, write, headers, body.
+
+Why here: httpx bounds each phase separately (connect, each read, each write, pool wait) but has no
+overall deadline, so a server that sends a byte every 0.25 s keeps a request alive forever, headers
+included. The fix lives at the one place every byte passes through: httpcore's network backend.
+:func:`install` wraps the backend of the clients the models create; each wrapped operation takes
+the smaller of its own timeout and the time left until the deadline of the current request (a
+``ContextVar`` set by :func:`scope`), and fails at once with httpcore's own timeout error once the
+deadline passed. httpcore then closes the connection and httpx raises its usual ``ConnectTimeout``,
+``ReadTimeout`` or ``WriteTimeout``. One mechanism serves blocking and async requests alike: the
+variable is per thread and per task, and set only while that request's own I/O runs.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = ['install', 'scope']
+
+_DEADLINE: ContextVar[float | None] = ContextVar('toolweave_http_deadline', default=None)
+
+
+@contextmanager
+def scope(deadline: float | None) -> Iterator[None]:
+    """Run the block under ``deadline`` (a ``time.monotonic()`` value; ``None``: no deadline).
+
+    Must not span a ``yield`` of an async generator (the variable belongs to the running task).
+    """
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _cap(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` capped by the time left; raises ``error`` when none is left."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error('the total timeout passed')
+    return left if timeout is None else min(timeout, left)
+
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _cap(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _cap(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, _cap(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        capped = _cap(timeout, httpcore.ConnectTimeout)
+        return _Stream(self._inner.connect_tcp(host, port, capped, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        capped = _cap(timeout, httpcore.ConnectTimeout)
+        return _Stream(self._inner.connect_unix_socket(path, capped, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _AsyncStream(httpcore.AsyncNetworkStream):
+    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+        self._inner = inner
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._inner.read(max_bytes, _cap(timeout, httpcore.ReadTimeout))
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, _cap(timeout, httpcore.WriteTimeout))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        capped = _cap(timeout, httpcore.ConnectTimeout)
+        return _AsyncStream(await self._inner.start_tls(ssl_context, server_hostname, capped))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _AsyncBackend(httpcore.AsyncNetworkBackend):
+    def __init__(self, inner: httpcore.AsyncNetworkBackend) -> None:
+        self._inner = inner
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        capped = _cap(timeout, httpcore.ConnectTimeout)
+        return _AsyncStream(await self._inner.connect_tcp(host, port, capped, local_address, socket_options))
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        capped = _cap(timeout, httpcore.ConnectTimeout)
+        return _AsyncStream(await self._inner.connect_unix_socket(path, capped, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def install(client: httpx.Client | httpx.AsyncClient) -> bool:
+    """Put the deadline-aware backend under every transport of a client this package created.
+
+    httpx does not take a network backend, so this reaches into the connection pool of each
+    ``HTTPTransport``/``AsyncHTTPTransport`` (the default one and any proxy mounts) before the
+    first request. Returns whether every transport got it (``tests/reliability`` checks it, so an
+    httpx release that moves the attribute fails a test instead of silently losing the deadline).
+    """
+    transports = [client._transport, *client._mounts.values()]
+    installed = True
+    for transport in transports:
+        pool = getattr(transport, '_pool', None)
+        backend = getattr(pool, '_network_backend', None)
+        if isinstance(backend, _Backend | _AsyncBackend):
+            continue
+        if isinstance(backend, httpcore.NetworkBackend):
+            pool._network_backend = _Backend(backend)  # type: ignore[union-attr]
+        elif isinstance(backend, httpcore.AsyncNetworkBackend):
+            pool._network_backend = _AsyncBackend(backend)  # type: ignore[union-attr]
+        elif transport is not None:
+            installed = False
+    return installed
