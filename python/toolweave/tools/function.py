@@ -31,13 +31,14 @@ from typing import Any
 
 import pydantic
 
-from toolweave._native import SchemaValidator, forbid_additional_properties
+from toolweave._native import SchemaValidator, forbid_additional_properties, parse_arguments
 from toolweave.exceptions import (
     InvalidToolArgumentsError,
     SchemaValidationError,
     ToolArgumentsError,
     ToolExecutionError,
 )
+from toolweave.tools._numbers import Location, bounded_integers, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -139,6 +140,8 @@ class FunctionToolCallback:
                 raise ToolExecutionError(self._definition, exc, message) from exc
             except InvalidToolArgumentsError as exc:
                 raise ToolExecutionError(self._definition, exc, exc.message) from exc
+            except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
+                raise ToolExecutionError(self._definition, exc) from exc
         if self._pass_context:
             args.append(tool_context if tool_context is not None else ToolContext({}))
         return args
@@ -214,9 +217,8 @@ class FunctionToolCallbackBuilder:
             input_type = inputs[0]
         decode: Callable[[str], Any] | None
         if self._input_schema is not None:
-            validator = SchemaValidator(dict(self._input_schema))
-            schema = validator.schema
-            decode = _schema_decoder(self._name, validator)
+            schema = SchemaValidator(dict(self._input_schema)).schema
+            decode = _schema_decoder(self._name, SchemaValidator(bounded_integers(schema)))
         elif input_type is not None:
             schema, decode = _type_decoder(self._name, input_type)
         else:
@@ -271,17 +273,16 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
 
     def decode(text: str) -> Any:
         try:
-            return adapter.validate_json(text)
+            value = adapter.validate_json(text)
         except pydantic.ValidationError as exc:
             problems = []
             for error in exc.errors(include_url=False):
                 if error['type'] == 'json_invalid':
-                    from toolweave._native import parse_arguments
-
                     parse_arguments(text)  # raises ToolArgumentsError with the position
-                location = '.'.join(str(part) for part in error['loc']) or '(arguments)'
-                problems.append(f'{location}: {error["msg"]}')
+                problems.append(f'{_dotted(error["loc"])}: {error["msg"]}')
             raise InvalidToolArgumentsError(name, problems) from None
+        _check_numbers(name, value, _dotted)
+        return value
 
     return schema, decode
 
@@ -289,9 +290,33 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
 def _schema_decoder(name: str, validator: SchemaValidator) -> Callable[[str], Any]:
     def decode(text: str) -> Any:
         try:
-            return validator.validate_json(text)
+            value = validator.validate_json(text)
         except SchemaValidationError as exc:
             problems = [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
             raise InvalidToolArgumentsError(name, problems) from None
+        except ToolArgumentsError:
+            raise
+        except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
+            _check_numbers(name, parse_arguments(text), _pointer)
+            raise InvalidToolArgumentsError(name, [f'/: {exc}']) from None
+        _check_numbers(name, value, _pointer)
+        return value
 
     return decode
+
+
+def _check_numbers(name: str, value: Any, where: Callable[[Location], str]) -> None:
+    """Raise ``InvalidToolArgumentsError`` for each non-finite or out-of-range number in ``value``."""
+    problems = number_problems(value)
+    if problems:
+        raise InvalidToolArgumentsError(name, [f'{where(location)}: {reason}' for location, reason in problems])
+
+
+def _dotted(location: Location) -> str:
+    """A pydantic-style location: ``items.0.price``, ``(arguments)`` for the whole object."""
+    return '.'.join(str(part) for part in location) or '(arguments)'
+
+
+def _pointer(location: Location) -> str:
+    """A JSON pointer (RFC 6901): ``/items/0/price``, ``/`` for the whole object."""
+    return ''.join('/' + str(part).replace('~', '~0').replace('/', '~1') for part in location) or '/'

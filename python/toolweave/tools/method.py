@@ -6,7 +6,9 @@ for an ``int`` becomes ``3``; dates, enums and models are built). When that fail
 gives the precise reasons: the Rust core parses the text (:func:`toolweave._native.parse_arguments`,
 with the error position), fields of nested models that admit ``None`` and were left out are filled
 with ``None`` (Spring's required rule says they are optional), and each parameter is validated on
-its own so that every failing field is listed in the ``ToolExecutionError`` message.
+its own so that every failing field is listed in the ``ToolExecutionError`` message. Numbers the
+model sent must be finite, and integers within the signed 64-bit range (:mod:`toolweave.tools._numbers`);
+an exception raised by a validator of the tool's own types becomes a ``ToolExecutionError`` too.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pydantic
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
+from toolweave.tools._numbers import number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
@@ -190,14 +193,12 @@ class MethodToolCallback:
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         if not tool_input.strip():
             raise ValueError('tool_input cannot be null or empty')
-        values = self._validate_fast(tool_input)
-        if values is None:
-            try:
-                raw = parse_arguments(tool_input)
-            except ToolArgumentsError as exc:
-                message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
-                raise ToolExecutionError(self._definition, exc, message) from exc
-            values = self._validate(raw)
+        try:
+            values = self._values(tool_input)
+        except ToolExecutionError:
+            raise
+        except Exception as exc:  # a validator of the tool's own types raised: the tool's failure, as text
+            raise ToolExecutionError(self._definition, exc) from exc
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param in self._schema.parameters:
@@ -211,8 +212,24 @@ class MethodToolCallback:
             kwargs[self._schema.context_parameter] = tool_context
         return args, kwargs
 
+    def _values(self, tool_input: str) -> dict[str, Any]:
+        """Every parameter's value: the fast path, else the slow one that lists every problem."""
+        values = self._validate_fast(tool_input)
+        if values is not None:
+            return values
+        try:
+            raw = parse_arguments(tool_input)
+        except ToolArgumentsError as exc:
+            message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
+            raise ToolExecutionError(self._definition, exc, message) from exc
+        return self._validate(raw)
+
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
-        """One step from the text (pydantic ``validate_json``); ``None`` when it fails or is unavailable."""
+        """One step from the text (pydantic ``validate_json``); ``None`` when it fails or is unavailable.
+
+        Raises:
+            ToolExecutionError: a number the model sent is not finite or not a 64-bit integer.
+        """
         adapter = self._schema.arguments
         if adapter is None:
             return None
@@ -220,6 +237,9 @@ class MethodToolCallback:
             values: dict[str, Any] = adapter.validate_json(tool_input)
         except pydantic.ValidationError:
             return None
+        problems = _number_problems(values)
+        if problems:
+            raise self._invalid(problems)
         for param in self._schema.parameters:
             if param.name not in values:
                 values[param.name] = None if param.default is inspect.Parameter.empty else param.default
@@ -239,10 +259,14 @@ class MethodToolCallback:
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
                 problems.append(f'{param.name}: missing required argument')
+        problems.extend(_number_problems({name: value for name, value in values.items() if name in raw}))
         if problems:
-            cause = InvalidToolArgumentsError(self._definition.name, problems)
-            raise ToolExecutionError(self._definition, cause, cause.message)
+            raise self._invalid(problems)
         return values
+
+    def _invalid(self, problems: list[str]) -> ToolExecutionError:
+        cause = InvalidToolArgumentsError(self._definition.name, problems)
+        return ToolExecutionError(self._definition, cause, cause.message)
 
 
 def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
@@ -280,6 +304,11 @@ def _fill_missing_nullable(param: ParameterSchema, raw: Mapping[str, Any], exc: 
         return param.adapter.validate_python(value)
     except pydantic.ValidationError:
         return None
+
+
+def _number_problems(values: Mapping[str, Any]) -> list[str]:
+    """The number problems of the parameters the model sent (see :mod:`toolweave.tools._numbers`)."""
+    return [f'{".".join(str(part) for part in location)}: {reason}' for location, reason in number_problems(values)]
 
 
 def _describe(name: str, error: Any) -> str:
