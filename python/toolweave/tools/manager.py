@@ -3,7 +3,9 @@
 Per call, in order: the limit check (before lookup); empty arguments -> ``"{}"``; lookup in the
 request's tools, then the resolver (only with ``resolution_fallback_enabled``); one OpenTelemetry
 span (``execute_tool <name>``, GenAI conventions); the call; failures through the exception
-processor; ``None``-free response text. ``return_direct`` is folded with AND over the calls that ran
+processor; ``None``-free response text. Text that UTF-8 cannot encode (lone surrogates, e.g. a file
+name from ``os.listdir`` that is not UTF-8) becomes U+FFFD in the arguments a tool receives, the
+responses and the span attributes, so it never breaks the next request, a memory row or an exporter. ``return_direct`` is folded with AND over the calls that ran
 (``False`` when none ran). The history returned is the prompt's messages + the assistant message +
 one ``ToolResponseMessage`` in tool-call order.
 
@@ -34,6 +36,7 @@ from typing import Protocol
 
 from opentelemetry import trace
 
+from toolweave._text import scrub_text
 from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -265,7 +268,7 @@ class DefaultToolCallingManager:
             except ToolExecutionError as error:
                 batch.check_retry_budget(callback, error)
                 text = self._process(error, span)
-        batch.record(index, call, callback, text, span)
+            batch.record(index, call, callback, text, span)
 
     async def _run_one(
         self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
@@ -277,7 +280,7 @@ class DefaultToolCallingManager:
                 except ToolExecutionError as error:
                     batch.check_retry_budget(callback, error)
                     text = self._process(error, span)
-            batch.record(index, call, callback, text, span)
+                batch.record(index, call, callback, text, span)
 
     def _timeout(self, callback: ToolCallback) -> float | None:
         timeout = getattr(callback.tool_metadata, 'timeout', None)
@@ -324,7 +327,7 @@ class DefaultToolCallingManager:
 
     def _process(self, error: ToolExecutionError, span: trace.Span) -> str:
         span.set_attribute('error.type', type(error.cause).__qualname__)
-        span.set_status(trace.StatusCode.ERROR, str(error))
+        span.set_status(trace.StatusCode.ERROR, scrub_text(str(error)))
         return self.exception_processor.process(error)
 
     @contextmanager
@@ -339,7 +342,8 @@ class DefaultToolCallingManager:
         }
         if self.record_content:
             attributes['gen_ai.tool.call.arguments'] = call.arguments
-        span = _tracer.start_span(f'execute_tool {definition.name}', attributes=attributes)
+        attributes = {key: scrub_text(value) for key, value in attributes.items()}
+        span = _tracer.start_span(f'execute_tool {scrub_text(definition.name)}', attributes=attributes)
         if not span.get_span_context().is_valid:  # no tracing SDK: nothing to make current
             yield span
             return
@@ -380,15 +384,15 @@ class _Batch:
 
     @staticmethod
     def arguments(call: ToolCall) -> str:
-        """The call's arguments, ``"{}"`` when empty (streaming providers may send none)."""
+        """The call's arguments (lone surrogates as U+FFFD), ``"{}"`` when empty (streaming providers may send none)."""
         if call.arguments and call.arguments.strip():
-            return call.arguments
+            return scrub_text(call.arguments)
         logger.debug("Tool call '%s' (%s) has empty arguments; using {}", call.name, call.id)
         return '{}'
 
     def record(self, index: int, call: ToolCall, callback: ToolCallback, text: str | None, span: trace.Span) -> None:
-        """Store the response at the call's position and fold ``return_direct`` with AND."""
-        response_text = text if text is not None else ''
+        """Store the response (lone surrogates as U+FFFD) at the call's position and fold ``return_direct`` with AND."""
+        response_text = scrub_text(text) if text is not None else ''
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
         direct = callback.tool_metadata.return_direct
