@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextvars
+import copy
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -40,15 +42,22 @@ def tool_call_scope(call: ToolCall) -> Iterator[None]:
 class ToolContext(Mapping[str, Any]):
     """A read-only mapping passed to tools that declare a ``ToolContext`` parameter.
 
-    As Spring AI's ``ToolContext``: built by the manager from ``options.tool_context`` (a copy, so
-    a tool cannot change what the next tool sees). The key ``TOOL_CALL_HISTORY`` holds the
-    conversation history so far.
+    As Spring AI's ``ToolContext``: built by the manager from ``options.tool_context``, one per tool
+    call. The key ``TOOL_CALL_HISTORY`` holds the conversation history so far.
+
+    Each ``ToolContext`` holds its own copy of the containers it is given: dicts, lists, tuples, sets
+    and deques (subclasses included) are copied all the way down, so a tool that changes a nested
+    value changes neither the caller's dict nor what concurrent or later calls see. Every other value
+    (a database client, a connection pool, a lock, an HTTP session, your own objects, the history's
+    messages) is shared as it is: the same object in every call, as a client must be. Calls of one
+    turn may run concurrently, so such shared objects must be thread-safe.
     """
 
     TOOL_CALL_HISTORY = 'TOOL_CALL_HISTORY'
 
     def __init__(self, context: Mapping[str, Any] | None = None) -> None:
-        self._context = dict(context or {})
+        memo: dict[int, Any] = {}
+        self._context = {key: _own_copy(value, memo) for key, value in (context or {}).items()}
 
     def __getitem__(self, key: str) -> Any:
         return self._context[key]
@@ -66,3 +75,39 @@ class ToolContext(Mapping[str, Any]):
     def context(self) -> dict[str, Any]:
         """A copy of the values as a plain dict."""
         return dict(self._context)
+
+
+_IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), frozenset)
+
+
+def _own_copy(value: Any, memo: dict[int, Any]) -> Any:
+    """``value`` with its builtin containers copied recursively; any other object is returned as it is.
+
+    ``memo`` maps the id of each container already copied to its copy (shared and cyclic containers
+    stay shared and cyclic in the copy, as with :func:`copy.deepcopy`).
+    """
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if id(value) in memo:
+        return memo[id(value)]
+    if isinstance(value, dict):
+        mapping = copy.copy(value)  # the same class (OrderedDict, defaultdict, ...) with the same items
+        memo[id(value)] = mapping
+        for key, item in value.items():
+            mapping[key] = _own_copy(item, memo)
+        return mapping
+    if isinstance(value, list | deque):
+        sequence = copy.copy(value)
+        memo[id(value)] = sequence
+        sequence.clear()
+        sequence.extend(_own_copy(item, memo) for item in value)
+        return sequence
+    if isinstance(value, set | bytearray):
+        return copy.copy(value)  # a set's items are hashable, hence not mutable builtin containers
+    if isinstance(value, tuple):
+        items = [_own_copy(item, memo) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        make = getattr(type(value), '_make', type(value))  # a namedtuple takes its items one by one
+        return make(items)
+    return value

@@ -264,7 +264,7 @@ class DefaultToolCallingManager:
     def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
         with tool_call_scope(call), self._span(call, callback) as span:
             try:
-                text = call_blocking(callback, batch.arguments(call), batch.context, self._timeout(callback))
+                text = call_blocking(callback, batch.arguments(call), batch.context(), self._timeout(callback))
             except ToolExecutionError as error:
                 batch.check_retry_budget(callback, error)
                 text = self._process(error, span)
@@ -276,7 +276,7 @@ class DefaultToolCallingManager:
         async with _limited(semaphore):
             with tool_call_scope(call), self._span(call, callback) as span:
                 try:
-                    text = await call_async(callback, batch.arguments(call), batch.context, self._timeout(callback))
+                    text = await call_async(callback, batch.arguments(call), batch.context(), self._timeout(callback))
                 except ToolExecutionError as error:
                     batch.check_retry_budget(callback, error)
                     text = self._process(error, span)
@@ -363,7 +363,11 @@ class _Batch:
         self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
         self.return_direct: bool | None = None
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
-        self.context = _tool_context(prompt, self.message)
+        self._context = _tool_context_values(prompt, self.message)
+
+    def context(self) -> ToolContext:
+        """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`)."""
+        return ToolContext(self._context)
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
         """Limit check then lookup; ``None`` when the call was answered with a breach text."""
@@ -460,8 +464,8 @@ def _first_tool_call_message(chat_response: ChatResponse) -> AssistantMessage:
     raise ValueError('No tool call requested by the chat model')
 
 
-def _tool_context(prompt: Prompt, message: AssistantMessage) -> ToolContext:
+def _tool_context_values(prompt: Prompt, message: AssistantMessage) -> dict[str, object]:
     options = prompt.options
     values = dict(options.tool_context) if isinstance(options, ToolCallingChatOptions) else {}
     values[ToolContext.TOOL_CALL_HISTORY] = (*prompt.messages, message)
-    return ToolContext(values)
+    return values

@@ -209,7 +209,10 @@ class MethodToolCallback:
         if self._schema.context_parameter is not None:
             if tool_context is None:
                 raise ValueError(f"tool '{self._definition.name}' declares a ToolContext parameter but got none")
-            kwargs[self._schema.context_parameter] = tool_context
+            if self._schema.context_position is None:
+                kwargs[self._schema.context_parameter] = tool_context
+            else:
+                args.insert(self._schema.context_position, tool_context)
         return args, kwargs
 
     def _values(self, tool_input: str) -> dict[str, Any]:

@@ -88,6 +88,8 @@ class FunctionSchema:
         input_schema: The JSON Schema of the argument object.
         parameters: Model-visible parameters in declaration order.
         context_parameter: Name of the ``ToolContext`` parameter, if any.
+        context_position: Where the ``ToolContext`` goes among the positional arguments (the count of
+            parameters declared before it), ``None`` when it is keyword-only or absent.
         summary: Docstring summary plus body (``''`` when there is no docstring).
         is_async: Whether the function is a coroutine function.
         arguments: Validates the whole argument object in one step (``validate_json`` on the raw
@@ -101,6 +103,7 @@ class FunctionSchema:
     summary: str
     is_async: bool
     arguments: pydantic.TypeAdapter[Any] | None = None
+    context_position: int | None = None
 
 
 def name_to_description(name: str) -> str:
@@ -173,10 +176,12 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     defs: dict[str, Any] = {}
     parameters: list[ParameterSchema] = []
     context_parameter = None
+    context_position = None
     for param in inspect.signature(func).parameters.values():
         annotation = hints.get(param.name, Any)
         if _is_tool_context(annotation):
             context_parameter = param.name
+            context_position = None if param.kind is inspect.Parameter.KEYWORD_ONLY else len(parameters)
             continue
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             raise TypeError(f'tool {func.__qualname__!r}: **{param.name} is not supported; declare each parameter')
@@ -199,7 +204,9 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         input_schema = upper_case_type_values(input_schema)
     summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
     arguments = _arguments_adapter(func, parameters, SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options)
-    return FunctionSchema(input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments)
+    return FunctionSchema(
+        input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments, context_position
+    )
 
 
 def _apply_required_marks(node: Any) -> None:
