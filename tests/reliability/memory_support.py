@@ -1,7 +1,7 @@
 """Helpers of the memory attack tests and soak: a real redis-server on a free loopback port, conversation checks.
 
-:class:`RedisServer` starts ``redis-server`` on 127.0.0.1 (no persistence), and can be killed and
-restarted on the same port. :func:`problems` lists what makes a stored conversation one that
+:class:`RedisServer` starts ``redis-server`` on 127.0.0.1 (optionally with an fsync-always AOF), can kill and
+restart it on the same port. :func:`problems` lists what makes a stored conversation one that
 provider APIs reject: an assistant tool call without a response right after it, or tool responses
 that answer no call of the assistant message before them.
 """
@@ -30,9 +30,15 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A ``redis-server`` child process on 127.0.0.1 (``save ''``, no AOF): start, kill, restart on the same port."""
+    """A ``redis-server`` child process on 127.0.0.1: start, kill, restart on the same port.
 
-    def __init__(self, port: int | None = None) -> None:
+    Args:
+        port: Default: a free port.
+        persist_dir: ``None``: no persistence (a restart empties it). A directory: append-only file
+            with ``appendfsync always``, so every acknowledged write survives a SIGKILL.
+    """
+
+    def __init__(self, port: int | None = None, persist_dir: str | None = None) -> None:
         binary = shutil.which('redis-server')
         if binary is None:
             raise FileNotFoundError('redis-server is not installed')
@@ -40,13 +46,16 @@ class RedisServer:
         self.port = port or free_port()
         self.url = f'redis://127.0.0.1:{self.port}/0'
         self.process: subprocess.Popen[bytes] | None = None
+        self.persistence = ['--save', '', '--appendonly', 'no']
+        if persist_dir is not None:
+            self.persistence = ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', persist_dir]
 
     def start(self) -> None:
         """Start the server and wait (up to 10 s) until it answers PING."""
         import redis
 
         self.process = subprocess.Popen(
-            [self.binary, '--port', str(self.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+            [self.binary, '--port', str(self.port), '--bind', '127.0.0.1', *self.persistence],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -72,7 +81,7 @@ class RedisServer:
             self.process = None
 
     def restart(self) -> None:
-        """Kill, then start again on the same port (the data is gone: no persistence)."""
+        """Kill, then start again on the same port (without ``persist_dir`` the data is gone)."""
         self.kill()
         self.start()
 
