@@ -14,7 +14,9 @@ and restarted. After each round every conversation is checked:
   no call, half of an add, a duplicated add, or more than its window (must be 0);
 - ``hung_calls``: writers that did not finish within their time plus 60 s (must be 0);
 - ``typed_errors_seen``: ``redis.ConnectionError``/``TimeoutError`` the writer threads got while
-  the server restarted (the writer processes retry the same way, uncounted); any other error fails the writer.
+  the server restarted (the writer processes retry the same way, uncounted);
+- ``untyped_errors``: writers that died of any other error (a thread's exception, a process that
+  exited non-zero without being SIGKILLed) (must be 0).
 
 Run from ``tests/reliability/soak.py`` (``make soak``); ``python soak_memory.py writer ...`` is the
 writer process. Never collected by pytest.
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -194,6 +197,15 @@ def _check(store: dict[str, str], conversations: Sequence[str], logs: Sequence[P
             repository.close()
 
 
+def _guarded(args: tuple[Any, ...], errors: list[int], figures: dict[str, Any]) -> None:
+    """Run :func:`write` in a thread; an error it does not expect counts as ``untyped_errors``."""
+    try:
+        errors.append(write(*args))
+    except BaseException:  # noqa: BLE001 - counted, and printed for the soak's reader
+        figures['untyped_errors'] += 1
+        traceback.print_exc()
+
+
 def _round(
     store: dict[str, str],
     server: RedisServer | None,
@@ -221,7 +233,7 @@ def _round(
         name = f't{uuid.uuid4().hex[:6]}'
         logs.append(work / f'{name}.log')
         target_args = (store, name, conversations, rng.randrange(2**32), seconds, logs[-1])
-        thread = threading.Thread(target=lambda a=target_args: thread_errors.append(write(*a)), daemon=True)
+        thread = threading.Thread(target=_guarded, args=(target_args, thread_errors, figures), daemon=True)
         threads.append(thread)
         thread.start()
     figures['writers'] += len(procs) + len(threads)
@@ -239,7 +251,8 @@ def _round(
         figures['faults_injected'] += 1
     for proc in procs:
         try:
-            proc.wait(seconds + 60)
+            code = proc.wait(seconds + 60)
+            figures['untyped_errors'] += code not in (0, -signal.SIGKILL)
         except subprocess.TimeoutExpired:
             figures['hung_calls'] += 1
             proc.kill()
@@ -264,6 +277,7 @@ def soak(seconds: float, seed: int) -> dict[str, float | int]:
             'broken_conversations',
             'hung_calls',
             'typed_errors_seen',
+            'untyped_errors',
         ),
         0,
     )
