@@ -213,13 +213,21 @@ client = ChatClient.builder(model).default_advisors(advisor).build()
 spec = client.prompt('go').tools(ping, die).advisors(chat_memory_conversation_id='u1')
 if sys.argv[2] == 'call':
     spec.call()
-else:
+elif sys.argv[2] == 'acall':
     import asyncio
     asyncio.run(spec.acall())
+else:
+    import asyncio
+
+    async def consume():
+        async for _ in spec.stream().content():
+            pass
+
+    asyncio.run(consume())
 """
 
 
-@pytest.mark.parametrize('mode', ['call', 'acall'])
+@pytest.mark.parametrize('mode', MODES)
 def test_process_sigkilled_between_the_call_and_its_response(tmp_path: Path, mode: str) -> None:
     path = str(tmp_path / 'killed.db')
     process = subprocess.run([sys.executable, '-c', KILLED, path, mode], timeout=120, check=False)

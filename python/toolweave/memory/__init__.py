@@ -3,16 +3,24 @@
 ``MessageWindowChatMemory`` keeps the last ``max_messages`` messages of each conversation in a
 ``ChatMemoryRepository``: :class:`InMemoryChatMemoryRepository`, :class:`SqliteChatMemoryRepository`
 (standard-library ``sqlite3``) or :class:`RedisChatMemoryRepository` (redis-py, imported lazily).
-Every repository stores every message type losslessly, tool calls and tool responses included.
+Every repository stores every message type losslessly, tool calls and tool responses included, and
+implements :class:`WindowedChatMemoryRepository`: each add is one atomic step of the store, so
+concurrent writers of one conversation lose nothing.
 The advisor that puts memory on the chain is :class:`toolweave.advisors.MessageChatMemoryAdvisor`.
 """
 
-from toolweave.memory.base import CONVERSATION_ID, DEFAULT_CONVERSATION_ID, ChatMemory, ChatMemoryRepository
+from toolweave.memory.base import (
+    CONVERSATION_ID,
+    DEFAULT_CONVERSATION_ID,
+    ChatMemory,
+    ChatMemoryRepository,
+    WindowedChatMemoryRepository,
+)
 from toolweave.memory.in_memory import InMemoryChatMemoryRepository
 from toolweave.memory.redis import RedisChatMemoryRepository
 from toolweave.memory.serialization import message_from_dict, message_to_dict
 from toolweave.memory.sqlite import SqliteChatMemoryRepository
-from toolweave.memory.window import MessageWindowChatMemory
+from toolweave.memory.window import MessageWindowChatMemory, apply_window
 
 __all__ = [
     'CONVERSATION_ID',
@@ -23,6 +31,8 @@ __all__ = [
     'MessageWindowChatMemory',
     'RedisChatMemoryRepository',
     'SqliteChatMemoryRepository',
+    'WindowedChatMemoryRepository',
+    'apply_window',
     'message_from_dict',
     'message_to_dict',
 ]
