@@ -2,63 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import threading
-from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
-from toolweave import ChatClient
+from tool_search_fixtures import MODES, CatalogTool, catalog, make_client, names, run
 from toolweave.advisors import ToolCallingAdvisor, ToolSearchSessions, ToolSearchToolCallingAdvisor
 from toolweave.advisors.tool_search import definition_bytes
 from toolweave.chat import ToolResponseMessage
 from toolweave.providers import ScriptedChatModel
 from toolweave.search import LexicalToolIndex, RegexToolIndex
-from toolweave.tools import ToolCallback, ToolContext, ToolDefinition, ToolMetadata
+from toolweave.tools import ToolCallback, ToolDefinition
 
 S = ScriptedChatModel
-DATA = json.loads((Path(__file__).parent / 'data' / 'tool_search_set.json').read_text(encoding='utf-8'))
-
-
-class CatalogTool:
-    """A tool of the 54-tool set that answers with its name and arguments."""
-
-    def __init__(self, spec: dict[str, Any]) -> None:
-        properties = {k: {'type': 'string', 'description': v} for k, v in spec['params'].items()}
-        schema = {
-            'type': 'object',
-            'properties': properties,
-            'required': list(properties),
-            'additionalProperties': False,
-        }
-        self._definition = ToolDefinition(spec['name'], spec['description'], schema)
-        self.calls: list[dict[str, Any]] = []
-
-    @property
-    def tool_definition(self) -> ToolDefinition:
-        return self._definition
-
-    @property
-    def tool_metadata(self) -> ToolMetadata:
-        return ToolMetadata()
-
-    def call(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
-        arguments = json.loads(tool_input)
-        self.calls.append(arguments)
-        return f'{self._definition.name}: ' + ', '.join(f'{k}={v}' for k, v in sorted(arguments.items()))
-
-    async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
-        return self.call(tool_input, tool_context)
-
-
-def catalog() -> list[CatalogTool]:
-    return [CatalogTool(spec) for spec in DATA['tools']]
-
-
-def names(prompt) -> list[str]:
-    return [cb.tool_definition.name for cb in prompt.options.tool_callbacks]
 
 
 def search_then_call_script() -> list:
@@ -69,25 +25,7 @@ def search_then_call_script() -> list:
     ]
 
 
-def run(client: ChatClient, mode: str, text: str, tools: list, **params: Any):
-    spec = client.prompt(text).tools(*tools).advisors(**params)
-    if mode == 'call':
-        return spec.call().chat_response()
-    if mode == 'acall':
-        return asyncio.run(spec.acall()).chat_response()
-
-    async def collect():
-        return [r async for r in spec.stream().chat_responses()]
-
-    chunks = asyncio.run(collect())
-    return [c for c in chunks if c.generations and c.result.output.text] or chunks
-
-
-def make_client(model: ScriptedChatModel, advisor: ToolSearchToolCallingAdvisor) -> ChatClient:
-    return ChatClient.builder(model).tool_calling_advisor(advisor).build()
-
-
-@pytest.mark.parametrize('mode', ['call', 'acall', 'stream'])
+@pytest.mark.parametrize('mode', MODES)
 def test_search_then_call_a_discovered_tool(mode: str) -> None:
     tools = catalog()
     model = ScriptedChatModel(search_then_call_script())
@@ -133,7 +71,7 @@ def test_sessions_are_per_conversation_and_survive_requests() -> None:
     client.prompt('hi').tools(*tools).advisors(chat_memory_conversation_id='bob').call()
     assert names(model.prompts[3]) == ['toolSearchTool', 'get_weather']  # alice, next request
     assert names(model.prompts[4]) == ['toolSearchTool']  # bob
-    assert 'bob' not in advisor.sessions  # nothing discovered, no session created
+    assert advisor.sessions.discovered('bob') == ()  # bob's session exists (its index), nothing discovered
 
 
 def test_default_conversation_without_parameter() -> None:
@@ -208,32 +146,38 @@ def test_copies_share_index_and_sessions_and_keep_settings() -> None:
     assert isinstance(copy, ToolSearchToolCallingAdvisor) and isinstance(copy, ToolCallingAdvisor)
     assert copy.tool_index is index and copy.sessions is advisor.sessions
     assert (copy.max_results, copy.max_rounds, copy.conversation_history_enabled) == (2, 4, False)
-    assert copy._catalog is advisor._catalog
+    assert copy.tool_index_factory == advisor.tool_index_factory  # same sessions' indexes stay valid
     other = advisor.copy(tool_index=RegexToolIndex())
-    assert other._catalog is not advisor._catalog and other.sessions is advisor.sessions
+    assert other.tool_index_factory != advisor.tool_index_factory and other.sessions is advisor.sessions
+    by_factory = advisor.copy(tool_index_factory=RegexToolIndex)
+    assert by_factory.tool_index is None and by_factory.tool_index_factory is RegexToolIndex
+    assert by_factory.copy().tool_index_factory is RegexToolIndex
 
 
-def test_tools_are_indexed_once_and_reindexed_when_changed() -> None:
+def test_tools_are_indexed_once_per_session_and_reindexed_when_changed() -> None:
+    made: list[CountingIndex] = []
+
     class CountingIndex(RegexToolIndex):
         def __init__(self) -> None:
             super().__init__()
             self.indexed: list[str] = []
+            made.append(self)
 
         def index_tool(self, definition: ToolDefinition) -> None:
             self.indexed.append(definition.name)
             super().index_tool(definition)
 
-    index = CountingIndex()
-    advisor = ToolSearchToolCallingAdvisor(tool_index=index)
+    advisor = ToolSearchToolCallingAdvisor(tool_index=CountingIndex())
+    made.clear()
     tools = catalog()
     model = ScriptedChatModel([S.text_response('a'), S.text_response('b'), S.text_response('c')])
     client = make_client(model, advisor)
     client.prompt('x').tools(*tools).call()
     client.prompt('x').tools(*tools).call()
-    assert len(index.indexed) == len(tools)
+    assert len(made) == 1 and len(made[0].indexed) == len(tools)  # the session's index, built once
     changed = CatalogTool({'name': 'get_weather', 'description': 'weather, new text', 'params': {}})
     client.prompt('x').tools(changed).call()
-    assert index.indexed[-1] == 'get_weather' and len(index.indexed) == len(tools) + 1
+    assert len(made) == 2 and made[1].indexed == ['get_weather'] and len(made[0]) == 0  # old one cleared
 
 
 def test_bad_settings() -> None:

@@ -3,17 +3,39 @@
 A tool index holds the :class:`~toolweave.tools.ToolDefinition` of every registered tool and answers a
 free-text query with the best matches, best first. The ``ToolSearchToolCallingAdvisor`` asks it on
 behalf of the model, so that only the tools found are sent to the model in the following rounds.
+
+The advisor gives every conversation its own index, made by a :data:`ToolIndexFactory`; an index
+that can make an empty sibling with its own settings (``empty_copy()``, as the built-in ones can)
+serves as its own factory (:func:`index_factory`).
+
+Every index ranks a tool whose name *is* the query first (:func:`exact_name_first`): case and
+separators (``_``, ``-``, ``.``, spaces) do not matter (``get weather``, ``GetWeather`` and
+``GET-WEATHER`` all name ``get_weather``), anything more or less does (``weather``, ``get_weathers``,
+``get weather now``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from toolweave.tools.definition import ToolDefinition
 
-__all__ = ['DEFAULT_MAX_RESULTS', 'ToolIndex', 'ToolSearchResult', 'check_max_results', 'searchable_text']
+__all__ = [
+    'DEFAULT_MAX_RESULTS',
+    'CopyableToolIndex',
+    'ToolIndex',
+    'ToolIndexFactory',
+    'ToolSearchResult',
+    'check_max_results',
+    'exact_name_first',
+    'index_factory',
+    'name_key',
+    'searchable_text',
+]
 
 DEFAULT_MAX_RESULTS = 10
 """Results returned when a search names no ``max_results`` (as Spring's regex index)."""
@@ -28,7 +50,8 @@ class ToolSearchResult:
         description: The tool's description.
         score: How well it matched; larger is better. Its scale depends on the index (matched-term
             count for the regex index, BM25 score for the lexical one, cosine similarity in [-1, 1]
-            for the vector one), so compare scores of one index only.
+            for the vector one), so compare scores of one index only. A tool named exactly as the
+            query scores 1 above the best other match (regex, lexical) or 1.0 (vector).
     """
 
     name: str
@@ -58,6 +81,73 @@ class ToolIndex(Protocol):
     def clear(self) -> None:
         """Forget every tool."""
         ...
+
+
+ToolIndexFactory = Callable[[], ToolIndex]
+"""Makes a new, empty :class:`ToolIndex` (one per tool-search session)."""
+
+
+@runtime_checkable
+class CopyableToolIndex(ToolIndex, Protocol):
+    """A :class:`ToolIndex` that can make an empty index with its own settings (all built-in indexes can)."""
+
+    def empty_copy(self) -> ToolIndex:
+        """A new index with the same settings and no tools."""
+        ...
+
+
+def index_factory(index: ToolIndex) -> ToolIndexFactory:
+    """The factory that makes empty siblings of ``index`` (its ``empty_copy`` method).
+
+    Raises:
+        TypeError: ``index`` has no ``empty_copy()`` method.
+    """
+    if not isinstance(index, CopyableToolIndex):
+        raise TypeError(
+            f'{type(index).__name__} has no empty_copy() method, so it cannot make one index per conversation; '
+            'pass tool_index_factory=<a function returning a new, empty index> instead, or add empty_copy()'
+        )
+    return index.empty_copy
+
+
+_NAME_WORD = re.compile(r'[^\W_]+')
+
+
+@functools.lru_cache(maxsize=4096)
+def name_key(text: str) -> str:
+    """``text`` as a tool name is compared with a query: letters and digits only, case-folded.
+
+    >>> name_key('get_weather') == name_key('Get Weather') == name_key('getWeather') == name_key(' GET-WEATHER ')
+    True
+    >>> name_key('查询 天气')
+    '查询天气'
+    """
+    return ''.join(_NAME_WORD.findall(text)).casefold()
+
+
+def exact_name_first(
+    query: str, ranked: Sequence[tuple[float, int]], names: Sequence[str], exact_score: float
+) -> list[tuple[float, int]]:
+    """``ranked`` with the tools whose name *is* ``query`` (see :func:`name_key`) moved to the front.
+
+    Args:
+        query: The search text.
+        ranked: ``(score, position)`` pairs, best first; ``position`` indexes ``names``.
+        names: Every indexed tool's name, in indexing order (tools missing from ``ranked`` included).
+        exact_score: The score the exact matches get.
+
+    Returns:
+        The exact matches (indexing order, with ``exact_score``), then the rest of ``ranked``.
+
+    >>> exact_name_first('get weather', [(2.0, 1), (1.0, 0)], ['get_weather', 'weather_alerts'], 3.0)
+    [(3.0, 0), (2.0, 1)]
+    """
+    key = name_key(query)
+    exact = [position for position, name in enumerate(names) if key and name_key(name) == key]
+    if not exact:
+        return list(ranked)
+    chosen = set(exact)
+    return [*((exact_score, position) for position in exact), *(item for item in ranked if item[1] not in chosen)]
 
 
 def check_max_results(max_results: object) -> int:

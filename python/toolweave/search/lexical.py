@@ -4,8 +4,8 @@ Scoring is delegated to `bm25s <https://github.com/xhluca/bm25s>`_ (Lucene's BM2
 ``k1=1.5``, ``b=0.75``, non-negative IDF); tokens come from :func:`toolweave.search._tokenize.tokenize`
 (words for Latin scripts, character unigrams + bigrams for Chinese/Japanese/Korean), so it finds the
 tools with Chinese descriptions that :class:`~toolweave.search.RegexToolIndex` (like Spring AI's regex
-index) loses. The tool name counts twice, and a query that is exactly a tool's name (case aside)
-ranks that tool first.
+index) loses. The tool name counts twice, and a query that is exactly a tool's name (case and
+separators aside) ranks that tool first.
 
 Needs the ``search`` extra: ``pip install 'toolweave[search]'``.
 """
@@ -24,6 +24,7 @@ from toolweave.search.base import (
     check_definition,
     check_max_results,
     check_query,
+    exact_name_first,
     parameter_descriptions,
 )
 from toolweave.tools.definition import ToolDefinition
@@ -67,6 +68,10 @@ class LexicalToolIndex:
         self._model: Any = None  # rebuilt lazily after a change: (definitions, retriever)
         self._lock = threading.Lock()
 
+    def empty_copy(self) -> LexicalToolIndex:
+        """A new, empty index of the same class with the same ``k1`` and ``b``."""
+        return type(self)(k1=self.k1, b=self.b)
+
     def index_tool(self, definition: ToolDefinition) -> None:
         """Add ``definition`` (one of the same name is replaced); the BM25 model is rebuilt on the next search.
 
@@ -96,7 +101,8 @@ class LexicalToolIndex:
             max_results: At most this many results (default 10).
 
         Returns:
-            Matches with a positive BM25 score.
+            Matches with a positive BM25 score, and a tool named exactly as the query (first, scored
+            1 above the best other match).
 
         Raises:
             TypeError: ``query`` is not a ``str``.
@@ -118,10 +124,8 @@ class LexicalToolIndex:
             ((float(score), position) for position, score in enumerate(scores) if score > 0),
             key=lambda item: (-item[0], item[1]),
         )
-        exact = query.strip().lower()
-        named = [item for item in ranked if definitions[item[1]].name.lower() == exact]
-        if named:  # the exact name wins, scored just above the best other match
-            ranked = [(ranked[0][0] + 1.0, named[0][1]), *(item for item in ranked if item is not named[0])]
+        top = ranked[0][0] if ranked else 0.0
+        ranked = exact_name_first(query, ranked, [d.name for d in definitions], top + 1.0)
         return [
             ToolSearchResult(definitions[i].name, definitions[i].description, score)
             for score, i in ranked[:max_results]

@@ -20,6 +20,7 @@ from toolweave.search.base import (
     check_definition,
     check_max_results,
     check_query,
+    exact_name_first,
 )
 from toolweave.tools.definition import ToolDefinition
 
@@ -32,8 +33,9 @@ MAX_PATTERN_LENGTH = 200
 class RegexToolIndex:
     """Finds tools whose name or description contains any term of the query.
 
-    Ranking: number of distinct query terms found (more first), then indexing order. An empty or
-    blank query matches every tool.
+    Ranking: a tool named exactly as the query first (case and separators aside, see
+    :func:`~toolweave.search.base.name_key`), then number of distinct query terms found (more
+    first), then indexing order. An empty or blank query matches every tool.
 
     >>> from toolweave.tools import ToolDefinition
     >>> index = RegexToolIndex()
@@ -46,6 +48,10 @@ class RegexToolIndex:
     def __init__(self) -> None:
         self._tools: dict[str, ToolDefinition] = {}
         self._lock = threading.Lock()
+
+    def empty_copy(self) -> RegexToolIndex:
+        """A new, empty index of the same class (a subclass whose constructor takes arguments overrides this)."""
+        return type(self)()
 
     def index_tool(self, definition: ToolDefinition) -> None:
         """Add ``definition`` (one of the same name is replaced).
@@ -75,7 +81,8 @@ class RegexToolIndex:
             max_results: At most this many results (default 10).
 
         Returns:
-            The matches, best first; score = number of distinct terms found.
+            The matches, best first; score = number of distinct terms found (the best other score + 1
+            for a tool named exactly as the query).
 
         Raises:
             ValueError: the OR-ed pattern is longer than 200 characters, or ``max_results`` < 1.
@@ -94,13 +101,15 @@ class RegexToolIndex:
         if not terms:
             return [ToolSearchResult(t.name, t.description, 0.0) for t in tools[:max_results]]
         compiled = re.compile(pattern, re.IGNORECASE)
-        scored: list[tuple[int, int, ToolDefinition]] = []
+        ranked: list[tuple[float, int]] = []
         for position, definition in enumerate(tools):
             found = {m.group(0).lower() for m in compiled.finditer(f'{definition.name}\n{definition.description}')}
             if found:
-                scored.append((-len(found), position, definition))
-        scored.sort(key=lambda item: (item[0], item[1]))
-        return [ToolSearchResult(d.name, d.description, float(-n)) for n, _, d in scored[:max_results]]
+                ranked.append((float(len(found)), position))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        top = ranked[0][0] if ranked else 0.0
+        ranked = exact_name_first(query, ranked, [t.name for t in tools], top + 1.0)
+        return [ToolSearchResult(tools[i].name, tools[i].description, score) for score, i in ranked[:max_results]]
 
     def clear(self) -> None:
         """Forget every tool."""
