@@ -136,13 +136,15 @@ for i in range(int(adds)):
 
 
 def start_writers(
-    tmp_path: Path, kind: str, where: str, prefix: str, names: list[str], adds: int, window: int
+    tmp_path: Path, kind: str, where: str, prefix: str, names: list[str], adds: int | dict[str, int], window: int
 ) -> list[subprocess.Popen[bytes]]:
-    """Start one writer process per name; return once all are ready and released together."""
+    """Start one writer process per name (``adds`` each, or per name); return once all are released together."""
     go = str(tmp_path / 'go')
     args = [kind, where, prefix]
+    counts = adds if isinstance(adds, dict) else dict.fromkeys(names, adds)
     procs = [
-        subprocess.Popen([sys.executable, '-c', WRITER, *args, name, str(adds), str(window), go]) for name in names
+        subprocess.Popen([sys.executable, '-c', WRITER, *args, name, str(counts[name]), str(window), go])
+        for name in names
     ]
     deadline = time.monotonic() + 60
     while not all(Path(f'{go}.{name}').exists() for name in names):
@@ -180,15 +182,18 @@ def test_processes_lose_no_message(kind: str, window: int, tmp_path: Path, reque
 
 @pytest.mark.parametrize('kind', ['sqlite', 'redis'])
 def test_sigkilled_writers_leave_whole_adds_only(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """Writers adding [user, assistant] pairs are SIGKILLed mid-run: every stored add is whole, nothing else lost."""
+    """Writers adding [user, assistant] pairs are SIGKILLed mid-run: every stored add is whole, nothing else lost.
+
+    Two writers add 400 pairs; the other two would add a million and are killed once those are done.
+    """
     where, prefix = store_of(kind, tmp_path, request)
     names = [f'pair{n}' for n in range(PROCESSES)]
-    procs = start_writers(tmp_path, kind, where, prefix, names, 400, 100_000)
-    time.sleep(0.3)
+    adds = {'pair0': 10**6, 'pair1': 10**6, 'pair2': 400, 'pair3': 400}
+    procs = start_writers(tmp_path, kind, where, prefix, names, adds, 10**7)
+    assert [p.wait(120) for p in procs[2:]] == [0, 0]
     for victim in procs[:2]:
         victim.send_signal(signal.SIGKILL)
-    codes = [p.wait(120) for p in procs]
-    assert codes[:2] == [-signal.SIGKILL] * 2 and codes[2:] == [0, 0]
+    assert [p.wait(30) for p in procs[:2]] == [-signal.SIGKILL] * 2
     texts = stored_texts(kind, where, prefix)
     written = {}
     for name in names:
