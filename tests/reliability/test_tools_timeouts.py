@@ -18,7 +18,7 @@ from toolweave.advisors import ToolCallingAdvisor
 from toolweave.chat import ToolResponseMessage
 from toolweave.providers import ScriptedChatModel
 from toolweave.tools import DefaultToolCallingManager, FunctionToolCallback
-from toolweave.tools._concurrent import abandoned_threads, executor
+from toolweave.tools._concurrent import abandoned_threads, executor, result_of
 
 HUNG = 40
 TIMEOUT = 0.05
@@ -116,5 +116,5 @@ def test_a_worker_hands_base_exceptions_to_the_caller_and_keeps_serving():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        pool.submit(interrupt).result(10)
+        result_of(pool.submit(interrupt), 10)
     assert pool.submit(lambda: 'still serving').result(10) == 'still serving'

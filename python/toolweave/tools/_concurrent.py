@@ -11,6 +11,15 @@ call that is cut short:
   no tool is left running behind the caller; on a timeout the model gets its error text at once and
   the call is *abandoned*: its thread finishes in the background, no longer counted against the pool
   size, so hung tools never starve the calls that come after them (in any request of the process).
+
+A tool's ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``,
+``GeneratorExit``) propagates (DESIGN section 4), but never as the outcome of a future or a task:
+asyncio throws a task's exception into the awaiting coroutine, and a thrown ``GeneratorExit`` *closes*
+every coroutine it is awaiting (any ``finally: await ...`` then fails with "coroutine ignored
+GeneratorExit"), while a ``KeyboardInterrupt`` in a task stops the event loop mid-step. So such an
+exception crosses a future or task boundary inside a :class:`CarriedError` (:func:`carrying`,
+:meth:`ToolThreads.submit`) and is raised again, as itself, by plain ``raise`` on the other side
+(:func:`result_of`, the manager's task groups). ``CancelledError`` is left alone: it is asyncio's own.
 """
 
 from __future__ import annotations
@@ -22,8 +31,8 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from toolweave.exceptions import ToolExecutionError
 from toolweave.tools.callback import ToolCallback
@@ -31,17 +40,59 @@ from toolweave.tools.context import ToolContext
 from toolweave.tools.schema import _is_async
 
 __all__ = [
+    'CarriedError',
     'ToolThreads',
     'abandoned_threads',
     'call_async',
     'call_blocking',
+    'carrying',
     'executor',
+    'result_of',
     'runs_in_thread',
     'timeout_error',
 ]
 
 logger = logging.getLogger('toolweave.tools')
 _POOL_SIZE = 32
+_T = TypeVar('_T')
+
+
+class CarriedError(Exception):
+    """A tool's ``BaseException`` (not an ``Exception``, not ``CancelledError``) crossing a future or task.
+
+    Attributes:
+        error: The exception the tool raised, raised again by the receiving side.
+    """
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(f'{type(error).__name__} raised by a tool')
+        self.error = error
+
+
+def _carried(error: BaseException) -> BaseException:
+    """``error`` as a future or task may hold it (see the module docstring)."""
+    if isinstance(error, Exception | asyncio.CancelledError):
+        return error
+    return CarriedError(error)
+
+
+def result_of(future: concurrent.futures.Future[_T], timeout: float | None = None) -> _T:
+    """``future.result(timeout)`` with a carried exception raised as itself."""
+    try:
+        return future.result(timeout)
+    except CarriedError as carried:
+        error = carried.error
+    raise error
+
+
+async def carrying(awaitable: Awaitable[_T]) -> _T:
+    """Await ``awaitable`` as the body of a task: a tool's ``BaseException`` leaves it as a :class:`CarriedError`."""
+    try:
+        return await awaitable
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as error:  # noqa: BLE001 - raised again, as itself, by the awaiting side
+        raise CarriedError(error) from None
 
 
 class _Job(concurrent.futures.Future[Any]):
@@ -89,7 +140,11 @@ class ToolThreads:
             return self._abandoned
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> concurrent.futures.Future[Any]:
-        """Run ``fn(*args)`` in a worker thread; the future holds its result or exception (``BaseException`` too)."""
+        """Run ``fn(*args)`` in a worker thread; the future holds its result or exception.
+
+        A ``BaseException`` that is not an ``Exception`` is held as a :class:`CarriedError`
+        (:func:`result_of` raises the original).
+        """
         job = _Job(fn, args)
         with self._lock:
             self._queue.append(job)
@@ -157,7 +212,7 @@ class ToolThreads:
                 result = job.fn(*job.args)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
                 self._finish(job)
-                job.set_exception(exc)
+                job.set_exception(_carried(exc))
                 del exc
             else:
                 self._finish(job)
@@ -235,7 +290,7 @@ def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext, 
         return callback.call(arguments, context)
     future = _threads.submit(contextvars.copy_context().run, callback.call, arguments, context)
     try:
-        result: str = future.result(timeout)
+        result: str = result_of(future, timeout)
         return result
     except concurrent.futures.TimeoutError:
         _threads.abandon(future, callback.tool_definition.name)
@@ -267,6 +322,9 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
         if not future.cancel():
             await _wait_quietly(waiter)
         raise
+    except CarriedError as carried:
+        error = carried.error
+    raise error
 
 
 async def _wait_quietly(waiter: asyncio.Future[Any]) -> None:

@@ -42,7 +42,15 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
-from toolweave.tools._concurrent import call_async, call_blocking, executor, runs_in_thread
+from toolweave.tools._concurrent import (
+    CarriedError,
+    call_async,
+    call_blocking,
+    carrying,
+    executor,
+    result_of,
+    runs_in_thread,
+)
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext, tool_call_scope
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -218,16 +226,21 @@ class DefaultToolCallingManager:
         if not pooled and len(others) == 1:
             await self._run_one(batch, *others[0], semaphore)
             return
-        tasks = [asyncio.ensure_future(self._run_one(batch, *item, semaphore)) for item in others]
+        # a tool's KeyboardInterrupt/SystemExit/GeneratorExit leaves a task carried, and is raised here as itself
+        tasks = [asyncio.ensure_future(carrying(self._run_one(batch, *item, semaphore))) for item in others]
         if pooled:
-            tasks.append(asyncio.ensure_future(self._run_in_threads(batch, pooled)))
+            tasks.append(asyncio.ensure_future(carrying(self._run_in_threads(batch, pooled))))
         try:
             await asyncio.gather(*tasks)
-        except BaseException:
+            return
+        except BaseException as error:
             for task in tasks:
                 task.cancel()
             await _settle(tasks)
-            raise
+            if not isinstance(error, CarriedError):
+                raise
+            failure = error.error
+        raise failure
 
     async def _run_in_threads(self, batch: _Batch, items: list[tuple[int, ToolCall, ToolCallback]]) -> None:
         """Run sync tools in worker threads at once; on cancellation wait until every thread has returned."""
@@ -259,7 +272,7 @@ class DefaultToolCallingManager:
                     await asyncio.shield(done)
             raise
         for future in futures:
-            future.result()  # the first failure, in call order
+            result_of(future)  # the first failure, in call order
 
     def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
         with tool_call_scope(call), self._span(call, callback) as span:
