@@ -304,3 +304,125 @@ def test_default_embedding_offline() -> None:
     english = [q for q in QUERIES if not q['chinese']]
     hits = sum(index.search(q['query'], 1)[0].name == q['expected'] for q in english)
     assert hits >= len(english) - 3
+
+
+# -- exact tool names rank first in every index ------------------------------------------------
+
+INDEXES = {
+    'regex': RegexToolIndex,
+    'lexical': LexicalToolIndex,
+    'vector': lambda: VectorToolIndex(hashed_embedding),
+}
+NAME_TOOLS = [
+    ToolDefinition('weather_report', 'get weather, get the weather: calls get_weather and getWeather for every city'),
+    ToolDefinition('get_weather', 'Current conditions'),
+    ToolDefinition('forecast', 'get weather get weather get weather get weather'),
+]
+
+
+@pytest.mark.parametrize('make', INDEXES.values(), ids=INDEXES.keys())
+@pytest.mark.parametrize('query', ['get_weather', 'get weather', 'GetWeather', 'GET-WEATHER', '  getweather '])
+def test_a_tool_named_as_the_query_ranks_above_tools_that_only_mention_it(make: object, query: str) -> None:
+    index = make()  # type: ignore[operator]
+    index.index_tools(NAME_TOOLS)
+    results = index.search(query, 3)
+    assert results[0].name == 'get_weather', [(r.name, r.score) for r in results]
+    assert all(results[0].score >= r.score for r in results[1:])
+    assert [r.name for r in results].count('get_weather') == 1
+
+
+@pytest.mark.parametrize('make', INDEXES.values(), ids=INDEXES.keys())
+@pytest.mark.parametrize('query', ['weather', 'get weathers', 'get weather now', 'get', 'get_weather forecast'])
+def test_more_or_less_than_the_name_is_no_exact_match(make: object, query: str) -> None:
+    index = make()  # type: ignore[operator]
+    index.index_tools([NAME_TOOLS[2], NAME_TOOLS[1]])  # 'forecast' mentions "get weather" four times
+    assert index.search(query, 2)[0].name == 'forecast'
+
+
+def test_exact_name_scores() -> None:
+    regex = RegexToolIndex()
+    regex.index_tools(NAME_TOOLS)
+    assert [(r.name, r.score) for r in regex.search('get weather')] == [
+        ('get_weather', 3.0),
+        ('weather_report', 2.0),
+        ('forecast', 2.0),
+    ]
+    assert [(r.name, r.score) for r in regex.search('getWeather')] == [('get_weather', 2.0), ('weather_report', 1.0)]
+    vector = VectorToolIndex(hashed_embedding, min_score=0.99)
+    vector.index_tools(NAME_TOOLS)
+    assert [(r.name, r.score) for r in vector.search('get weather')] == [('get_weather', 1.0)]  # kept below min_score
+
+
+def test_several_tools_with_one_name_key_all_rank_first_in_indexing_order() -> None:
+    index = LexicalToolIndex()
+    index.index_tools([ToolDefinition('other', 'get weather'), ToolDefinition('getWeather', 'x'), NAME_TOOLS[1]])
+    assert [r.name for r in index.search('get weather')] == ['getWeather', 'get_weather', 'other']
+
+
+# -- empty copies (one index per tool-search session) and the embedding cache ------------------
+
+
+@pytest.mark.parametrize('make', INDEXES.values(), ids=INDEXES.keys())
+def test_empty_copy_has_the_settings_and_none_of_the_tools(make: object) -> None:
+    index = make()  # type: ignore[operator]
+    index.index_tools(NAME_TOOLS)
+    sibling = index.empty_copy()
+    assert type(sibling) is type(index) and len(sibling) == 0
+    sibling.index_tool(ToolDefinition('solo', 'alone'))
+    assert len(index) == 3 and [r.name for r in sibling.search('alone')] == ['solo']
+
+
+def test_empty_copy_keeps_settings() -> None:
+    lexical = LexicalToolIndex(k1=1.2, b=0.5).empty_copy()
+    assert (lexical.k1, lexical.b) == (1.2, 0.5)
+    vector = VectorToolIndex(hashed_embedding, min_score=0.3, cache_size=7).empty_copy()
+    assert vector.min_score == 0.3 and vector._cache.size == 7
+
+
+def test_vector_copies_share_one_embedding_cache() -> None:
+    embedded: list[str] = []
+
+    def embedding(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return hashed_embedding(texts)
+
+    index = VectorToolIndex(embedding)
+    index.index_tools(definitions())
+    copies = [index.empty_copy() for _ in range(3)]
+    for copy in copies:
+        copy.index_tools(definitions())
+    assert len(embedded) == len(DATA['tools'])
+    assert copies[2].search('上海的空气质量', 1)[0].name == 'get_air_quality'
+    copies[0].index_tool(ToolDefinition('get_weather', 'a new description'))
+    assert embedded[len(DATA['tools']) :] == ['上海的空气质量', 'get_weather\na new description']
+
+
+def test_vector_embedding_cache_is_bounded() -> None:
+    embedded: list[str] = []
+
+    def embedding(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return hashed_embedding(texts)
+
+    small = VectorToolIndex(embedding, cache_size=2)
+    small.index_tools(definitions()[:5])
+    assert len(small._cache) == 2
+    small.empty_copy().index_tools(definitions()[:5])
+    assert len(embedded) == 5 + 3  # the two most recent texts came from the cache
+    uncached = VectorToolIndex(embedding, cache_size=0)
+    uncached.index_tools(definitions()[:2])
+    uncached.empty_copy().index_tools(definitions()[:2])
+    assert len(embedded) == 8 + 4 and len(uncached._cache) == 0
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match='cache_size'):
+            VectorToolIndex(embedding, cache_size=bad)  # type: ignore[arg-type]
+
+
+def test_a_bad_embedding_is_not_cached() -> None:
+    calls = iter([[[1.0, 0.0], [1.0, 2.0, 3.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    index = VectorToolIndex(lambda texts: next(calls))
+    with pytest.raises(ValueError, match='dimension 3, expected 2'):
+        index.index_tools([ToolDefinition('a', 'x'), ToolDefinition('b', 'y')])
+    assert len(index) == 0 and len(index._cache) == 0
+    index.index_tools([ToolDefinition('a', 'x'), ToolDefinition('b', 'y')])
+    assert len(index) == 2
