@@ -48,6 +48,7 @@ class Conn:
     sock: socket.socket
     stop: threading.Event
     closed_at: list[float] = field(default_factory=list)
+    sent: int = 0
 
     def read_request(self) -> Request:
         """Read one request (head + Content-Length body). Raises ClientGone at EOF or on stop."""
@@ -88,6 +89,8 @@ class Conn:
         """Whether the client closed its side (EOF or reset), waiting up to ``wait`` seconds."""
         deadline = time.monotonic() + wait
         while True:
+            if self.closed_at or self.sock.fileno() < 0:
+                return bool(self.closed_at)
             readable, _, _ = select.select([self.sock], [], [], max(0.0, min(0.05, deadline - time.monotonic())))
             if readable:
                 try:
@@ -107,6 +110,7 @@ class Conn:
             raise ClientGone
         try:
             self.sock.sendall(data)
+            self.sent += len(data)
         except OSError as exc:
             self._mark_closed()
             raise ClientGone from exc
@@ -258,3 +262,101 @@ def sse(events: Iterable[Any], *, event_names: Iterable[str | None] | None = Non
         data = event if isinstance(event, str) else json.dumps(event)
         out.append((f'event: {name}\n' if name else '') + f'data: {data}\n\n')
     return ''.join(out).encode()
+
+
+# --- the provider classes under attack ---------------------------------------------------------
+
+KEY = 'sk-test/Ab+Cd=Ef"gh\\ij_KLMNOPQRSTUVWXYZ-0123456789abcdefgh'
+"""A key whose JSON-escaped and URL-encoded forms differ from the raw one ('/', '+', '=', '"', '\\')."""
+
+ANSWERS: dict[str, bytes] = {
+    'openai': json.dumps(
+        {'id': 'c1', 'model': 'm', 'choices': [{'index': 0, 'finish_reason': 'stop', 'message': {'content': 'hi'}}]}
+    ).encode(),
+    'responses': json.dumps(
+        {
+            'id': 'r1',
+            'status': 'completed',
+            'output': [{'type': 'message', 'content': [{'type': 'output_text', 'text': 'hi'}]}],
+        }
+    ).encode(),
+    'anthropic': json.dumps(
+        {'id': 'm1', 'type': 'message', 'content': [{'type': 'text', 'text': 'hi'}], 'stop_reason': 'end_turn'}
+    ).encode(),
+    'gemini': json.dumps(
+        {'candidates': [{'content': {'role': 'model', 'parts': [{'text': 'hi'}]}, 'finishReason': 'STOP'}]}
+    ).encode(),
+    'ollama': json.dumps({'model': 'm', 'message': {'role': 'assistant', 'content': 'hi'}, 'done': True}).encode(),
+}
+"""A minimal whole answer per provider."""
+
+STREAM_TEXT_EVENT: dict[str, bytes] = {
+    'openai': sse([{'id': 'c1', 'model': 'm', 'choices': [{'index': 0, 'delta': {'content': 'tok '}}]}]),
+    'responses': sse([{'type': 'response.output_text.delta', 'delta': 'tok '}]),
+    'anthropic': sse(
+        [{'type': 'content_block_delta', 'index': 0, 'delta': {'type': 'text_delta', 'text': 'tok '}}],
+        event_names=['content_block_delta'],
+    ),
+    'gemini': sse([{'candidates': [{'content': {'role': 'model', 'parts': [{'text': 'tok '}]}}]}]),
+    'ollama': b'{"model":"m","message":{"role":"assistant","content":"tok "},"done":false}\n',
+}
+"""One stream event carrying text, per provider (a stream of these never ends)."""
+
+STREAM_START: dict[str, bytes] = {
+    'anthropic': sse(
+        [
+            {'type': 'message_start', 'message': {'id': 'm1', 'model': 'm', 'content': [], 'usage': {}}},
+            {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'text', 'text': ''}},
+        ],
+        event_names=['message_start', 'content_block_start'],
+    ),
+}
+"""Events a provider sends before its text (Anthropic opens the message and the block first)."""
+
+CONTENT_TYPES = {'ollama': 'application/x-ndjson'}
+
+
+def build_model(provider: str, url: str, key: str | None = KEY, **kwargs: Any) -> Any:
+    """A model of ``provider`` pointed at ``url``."""
+    from toolweave.providers import (
+        AnthropicChatModel,
+        GeminiChatModel,
+        OllamaChatModel,
+        OpenAIChatModel,
+        OpenAIResponsesModel,
+    )
+
+    classes = {
+        'openai': OpenAIChatModel,
+        'responses': OpenAIResponsesModel,
+        'anthropic': AnthropicChatModel,
+        'gemini': GeminiChatModel,
+        'ollama': OllamaChatModel,
+    }
+    return classes[provider](base_url=url, api_key=key, model='m', **kwargs)
+
+
+PROVIDERS = tuple(ANSWERS)
+
+
+def run(model: Any, mode: str, prompt: Any = None) -> Any:
+    """``call``, ``acall`` or ``stream`` (every chunk collected); the response or the chunks."""
+    import asyncio
+
+    from toolweave.chat import Prompt
+
+    prompt = prompt if prompt is not None else Prompt.of('hello')
+    if mode == 'call':
+        return model.call(prompt)
+    if mode == 'acall':
+        return asyncio.run(model.acall(prompt))
+
+    async def collect() -> list[Any]:
+        return [chunk async for chunk in model.stream(prompt)]
+
+    return asyncio.run(collect())
+
+
+def stream_head(provider: str) -> bytes:
+    """Status line and headers of a 200 stream (close-delimited)."""
+    return response_head(content_type=CONTENT_TYPES.get(provider, 'text/event-stream'))

@@ -39,7 +39,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -432,14 +432,19 @@ class HttpTransport:
                 _deadline.install(self._client)
             return self._client
 
-    @asynccontextmanager
-    async def _aclient(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def _aclient(self, stack: AsyncExitStack) -> httpx.AsyncClient:
+        """The borrowed async client, or a new one closed when ``stack`` closes.
+
+        A stack rather than an ``asynccontextmanager``: a stream abandoned without ``aclose()`` is
+        closed by the event loop's finaliser, and an async generator inside it would race the loop's
+        own ``shutdown_asyncgens()`` ("asynchronous generator is already running") at exit.
+        """
         if self._async_client is not None:
-            yield self._async_client
-            return
-        async with httpx.AsyncClient(timeout=self.timeouts.httpx()) as client:
-            _deadline.install(client)
-            yield client
+            return self._async_client
+        client = httpx.AsyncClient(timeout=self.timeouts.httpx())
+        stack.push_async_callback(client.aclose)
+        _deadline.install(client)
+        return client
 
     def close(self) -> None:
         """Close the blocking client if the transport created it (idempotent)."""
@@ -547,16 +552,16 @@ class HttpTransport:
     async def _aattempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
         timeout = self._timeout(deadline, url)
         try:
-            async with (
-                self._aclient() as client,
-                client.stream('POST', url, content=content, headers=dict(headers), timeout=timeout) as response,
-            ):
+            async with AsyncExitStack() as stack:
+                client = await self._aclient(stack)
+                request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
+                response = await client.send(request, stream=True)
+                stack.push_async_callback(response.aclose)
                 body = _Body(self, response, deadline)
                 try:
-                    async with body_chunks(response) as chunks:
-                        async for chunk in chunks:
-                            if not body.add(chunk):
-                                break
+                    async for chunk in response.aiter_bytes():
+                        if not body.add(chunk):
+                            break
                 except httpx.HTTPError:
                     if response.is_success:
                         raise
@@ -606,7 +611,7 @@ class HttpTransport:
         with _deadline.scope(deadline):
             timeout = self._timeout(deadline, url)
             try:
-                client = await stack.enter_async_context(self._aclient())
+                client = await self._aclient(stack)
                 request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
                 response = await client.send(request, stream=True)
                 stack.push_async_callback(response.aclose)
@@ -624,33 +629,18 @@ class HttpTransport:
                 return self._failure(url, exc, deadline)
             return self._answer(response, bytes(body.data))
 
-    @asynccontextmanager
-    async def open_stream(
-        self, url: str, content: bytes, headers: Mapping[str, str]
-    ) -> AsyncIterator[tuple[httpx.Response, float | None]]:
-        """POST and yield ``(response, deadline)`` once a 2xx status line arrived (body not read yet).
+    def open_stream(self, url: str, content: bytes, headers: Mapping[str, str]) -> OpenStream:
+        """POST; ``async with`` gives ``(response, deadline)`` once a 2xx status line arrived (body not read).
 
-        Retries (status, connection failure) happen only here, before any body byte was read; the
-        caller reads the body with :meth:`next_chunk`. ``deadline`` is the ``time.monotonic()`` value
-        the whole body must arrive by (``None`` = no total timeout). Leaving the block closes the
-        response and the connection (also when the caller stops early).
+        Retries (status, connection failure) happen only on entering, before any body byte was read;
+        the caller reads the body with :meth:`next_chunk`. ``deadline`` is the ``time.monotonic()``
+        value the whole body must arrive by (``None`` = no total timeout). Leaving the block closes
+        the response and the connection (also when the caller stops early).
 
         Raises:
-            ProviderError: The typed error of the last attempt.
+            ProviderError: On entering: the typed error of the last attempt.
         """
-        deadline = self._deadline()
-        attempt = 0
-        while True:
-            async with AsyncExitStack() as stack:
-                result = await self._open(stack, url, content, headers, deadline)
-                if result.error is None and result.response is not None:
-                    yield result.response, deadline
-                    return
-            delay = self._wait(attempt, result, deadline)
-            if delay is None:
-                raise result.error or self._total_timeout(url)
-            await self.asleep(delay)
-            attempt += 1
+        return OpenStream(self, url, content, headers)
 
     async def next_chunk(self, chunks: AsyncIterator[bytes], deadline: float | None, url: str) -> bytes | None:
         """The next piece of a streamed body (``None`` at its end), read under the total deadline.
@@ -675,3 +665,35 @@ class HttpTransport:
                     provider=self.provider,
                 )
         raise error
+
+
+class OpenStream:
+    """The ``async with`` of :meth:`HttpTransport.open_stream` (a class, not an async generator: see ``_aclient``)."""
+
+    def __init__(self, transport: HttpTransport, url: str, content: bytes, headers: Mapping[str, str]) -> None:
+        self._transport = transport
+        self._request = (url, content, headers)
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> tuple[httpx.Response, float | None]:
+        transport = self._transport
+        url = self._request[0]
+        deadline = transport._deadline()
+        attempt = 0
+        while True:
+            try:
+                result = await transport._open(self._stack, *self._request, deadline)
+            except BaseException:
+                await self._stack.aclose()
+                raise
+            if result.error is None and result.response is not None:
+                return result.response, deadline
+            await self._stack.aclose()
+            delay = transport._wait(attempt, result, deadline)
+            if delay is None:
+                raise result.error or transport._total_timeout(url)
+            await transport.asleep(delay)
+            attempt += 1
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stack.aclose()
