@@ -15,6 +15,8 @@ MODULES = [
     'toolweave.search.regex',
     'toolweave.search.lexical',
     'toolweave.search.vector',
+    'toolweave.search.sessions',
+    'toolweave.search._search_tool',
     'toolweave.search._tokenize',
     'toolweave.providers.openai',
     'toolweave.providers.anthropic',

@@ -7,8 +7,9 @@ from typing import Any
 import orjson
 import pytest
 from tool_search_fixtures import MODES, S, catalog, make_client, names, run
-from toolweave.advisors import ToolSearchToolCallingAdvisor
+from toolweave.advisors import MessageChatMemoryAdvisor, ToolSearchToolCallingAdvisor
 from toolweave.chat import AssistantMessage, Prompt, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
+from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolweave.providers import ScriptedChatModel
 
 
@@ -89,3 +90,14 @@ def test_finds_of_earlier_rounds_survive_the_eviction_of_their_session_only_with
         ['toolSearchTool', 'send_sms', *names(model.prompts[1])[1:]] if accumulate else ['toolSearchTool', 'send_sms']
     )
     assert names(model.prompts[2]) == expected
+
+
+@pytest.mark.parametrize('mode', MODES)
+def test_search_results_kept_by_a_chat_memory_before_the_loop_are_read(mode: str) -> None:
+    memory = MessageWindowChatMemory(InMemoryChatMemoryRepository())  # e.g. written by another worker
+    memory.add('u', earlier_turn(found('get_air_quality'))[:-1])
+    model = ScriptedChatModel([S.text_response('Good.')])
+    client = make_client(model, ToolSearchToolCallingAdvisor())
+    run(client, mode, 'And the air?', catalog(), MessageChatMemoryAdvisor(memory), chat_memory_conversation_id='u')
+    assert any(isinstance(m, ToolResponseMessage) for m in model.prompts[0].messages)  # the history reached the model
+    assert names(model.prompts[0]) == ['toolSearchTool', 'get_air_quality']

@@ -65,10 +65,10 @@ def make_client(model: ScriptedChatModel, advisor: ToolSearchToolCallingAdvisor)
     return ChatClient.builder(model).tool_calling_advisor(advisor).build()
 
 
-def run(client: ChatClient, mode: str, text: str | Any, tools: list, **params: Any) -> Any:
+def run(client: ChatClient, mode: str, text: str | Any, tools: list, *advisors: Any, **params: Any) -> Any:
     """One request in ``mode``: the final ChatResponse (call/acall) or the text-carrying chunks (stream)."""
     spec = (client.prompt(text) if isinstance(text, str) else client.prompt().messages(*text)).tools(*tools)
-    spec = spec.advisors(**params)
+    spec = spec.advisors(*advisors, **params)
     if mode == 'call':
         return spec.call().chat_response()
     if mode == 'acall':

