@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import re
@@ -70,6 +71,7 @@ __all__ = [
     'RetryPolicy',
     'Timeouts',
     'body_chunks',
+    'decode_json',
     'encode_json',
     'error_for_status',
     'provider_error_message',
@@ -159,6 +161,24 @@ class RetryPolicy:
             return max(0.0, retry_after)
         base = min(self.max_delay, self.initial_delay * self.multiplier**attempt)
         return base * (1.0 - self.jitter * random.random())
+
+
+def decode_json(text: str) -> Any:
+    r"""``text`` (tool-call arguments or a tool result held as JSON text) parsed back into a value.
+
+    orjson first; a text it refuses only because of a lone surrogate (raw, or a ``\udcff`` escape) is
+    parsed by the standard library instead, so the value is kept and :func:`encode_json` later sends
+    U+FFFD in its place, rather than the value being dropped.
+
+    Raises:
+        ValueError: ``text`` is not JSON.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        if 'surrogate' not in str(exc):
+            raise
+    return json.loads(text)
 
 
 def encode_json(body: Any) -> bytes:

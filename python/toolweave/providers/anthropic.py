@@ -22,7 +22,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['AnthropicChatModel']
@@ -37,8 +37,8 @@ def _parse_input(text: str) -> Any:
     if not text.strip():
         return {}
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return decode_json(text)
+    except ValueError:
         return {}
 
 

@@ -23,7 +23,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
+from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
 from toolweave.providers._openai_wire import merge_options
 
 __all__ = ['PARTS_KEY', 'GeminiChatModel', 'messages_to_gemini']
@@ -38,8 +38,8 @@ def _loads_object(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        value = decode_json(text)
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -47,8 +47,8 @@ def _loads_object(text: str) -> dict[str, Any]:
 def _response_object(data: str) -> dict[str, Any]:
     """A tool result as ``functionResponse.response``: a JSON object as is, anything else as ``{'result': ...}``."""
     try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        value = decode_json(data)
+    except ValueError:
         return {'result': data}
     return value if isinstance(value, dict) else {'result': value}
 
