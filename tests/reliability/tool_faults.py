@@ -8,13 +8,15 @@ builds one model turn asking for many tool calls.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from toolweave.chat import ChatResponse
 from toolweave.providers import ScriptedChatModel
 
+T = TypeVar('T')
 MODES = ('call', 'acall', 'stream')
 BOUND = 20.0  # seconds an async path may take before the test fails instead of hanging
 
@@ -28,7 +30,9 @@ def calls(pairs: Iterable[tuple[str, Mapping[str, Any] | str]]) -> ChatResponse:
 def run(spec: Any, mode: str, bound: float = BOUND) -> tuple[str, ChatResponse]:
     """Run a request spec in ``mode``; returns ``(text, last chat response)``.
 
-    The async paths run under ``asyncio.wait_for(bound)`` so a hang fails the test (TimeoutError).
+    The async paths run under a ``bound`` (``asyncio.timeout``: no task of its own, so a tool's
+    ``KeyboardInterrupt`` reaches the main task as it would in an application) and a hang fails the
+    test with ``TimeoutError``.
     """
     if mode == 'call':
         response = spec.call()
@@ -37,7 +41,7 @@ def run(spec: Any, mode: str, bound: float = BOUND) -> tuple[str, ChatResponse]:
     if mode == 'acall':
 
         async def answer() -> tuple[str, ChatResponse]:
-            response = await asyncio.wait_for(spec.acall(), bound)
+            response = await bounded(spec.acall(), bound)
             return response.content(), response.chat_response()
 
         return asyncio.run(answer())
@@ -46,10 +50,18 @@ def run(spec: Any, mode: str, bound: float = BOUND) -> tuple[str, ChatResponse]:
         return [chunk async for chunk in spec.stream().chat_responses()]
 
     async def streamed() -> tuple[str, ChatResponse]:
-        chunks = await asyncio.wait_for(collect(), bound)
+        chunks = await bounded(collect(), bound)
         return ''.join(c.text or '' for c in chunks), chunks[-1]
 
     return asyncio.run(streamed())
+
+
+async def bounded(awaitable: Awaitable[T], bound: float) -> T:
+    """``await awaitable`` within ``bound`` seconds, in the calling task (``asyncio.timeout``; 3.10: ``wait_for``)."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(bound):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, bound)
 
 
 def wait_until(predicate: Any, seconds: float = 10.0) -> bool:

@@ -304,11 +304,21 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
         ToolExecutionError: the tool failed, or ran past ``timeout`` (cause ``TimeoutError``).
         asyncio.CancelledError: the caller was cancelled (a sync tool's thread has returned by then).
     """
-    if not runs_in_thread(callback):
-        try:
-            return await asyncio.wait_for(callback.acall(arguments, context), timeout)
-        except asyncio.TimeoutError:
-            raise timeout_error(callback, timeout or 0.0) from None
+    try:
+        if runs_in_thread(callback):
+            return await _call_in_thread(callback, arguments, context, timeout)
+        # ``wait_for`` may run the coroutine as a task of its own: its BaseExceptions travel carried
+        result: str = await asyncio.wait_for(carrying(callback.acall(arguments, context)), timeout)
+        return result
+    except asyncio.TimeoutError:
+        raise timeout_error(callback, timeout or 0.0) from None
+    except CarriedError as carried:
+        error = carried.error
+    raise error
+
+
+async def _call_in_thread(callback: ToolCallback, arguments: str, context: ToolContext, timeout: float | None) -> str:
+    """``callback.call`` on a worker thread; abandoned past ``timeout``, waited for when the caller is cancelled."""
     future = _threads.submit(contextvars.copy_context().run, callback.call, arguments, context)
     waiter = asyncio.wrap_future(future)
     waiter.add_done_callback(_consume)
@@ -317,14 +327,11 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
         return result
     except asyncio.TimeoutError:
         _threads.abandon(future, callback.tool_definition.name)
-        raise timeout_error(callback, timeout or 0.0) from None
+        raise
     except asyncio.CancelledError:
         if not future.cancel():
             await _wait_quietly(waiter)
         raise
-    except CarriedError as carried:
-        error = carried.error
-    raise error
 
 
 async def _wait_quietly(waiter: asyncio.Future[Any]) -> None:
