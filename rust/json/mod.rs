@@ -16,6 +16,7 @@
 //!   for CPython's own 4300-digit limit), and jiter refuses it too;
 //! - duplicate keys: the last value wins; integers stay exact; overflowing floats are infinite.
 
+pub mod incremental;
 pub mod partial;
 
 use jiter::{JsonObject, JsonValue};

@@ -25,37 +25,86 @@ pub(crate) fn is_number_byte(b: u8) -> bool {
 /// The text is not a prefix of valid JSON.
 pub(crate) struct Invalid;
 
-/// End (after the closing quote) of the string opening at `i`; `None` at end of text.
-pub(crate) fn string_end(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
+/// Where the content of a string stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StrEnd {
+    /// The closing quote was found: the position after it.
+    Closed(usize),
+    /// The text ends inside the string. Partial mode keeps the content up to this position and
+    /// drops the rest: an incomplete escape (`\`, `\u` with fewer than 4 hex digits) or a high
+    /// surrogate escape whose low half has not (fully) arrived; otherwise it is the end of text.
+    Open(usize),
+}
+
+/// Scan string content from `j` (after the opening quote or after a complete character or
+/// escape), validating it as JSON does: no raw control characters, only the JSON escapes, hex
+/// digits after `\u` (lone surrogates are left to the strict parser). A high surrogate escape
+/// followed by a complete `\u` escape is one unit, so [`StrEnd::Open`] never falls between the
+/// halves of a pair: the content before it decodes on its own.
+pub(crate) fn scan_string(t: &[u8], mut j: usize) -> Result<StrEnd, Invalid> {
     let n = t.len();
-    let mut j = i + 1;
-    while j < n {
-        match t[j] {
-            b'"' => return Ok(Some(j + 1)),
-            b'\\' => {
-                if j + 1 >= n {
-                    return Ok(None);
-                }
-                match t[j + 1] {
-                    b'u' => {
-                        let hexes = &t[j + 2..(j + 6).min(n)];
-                        if !hexes.iter().all(u8::is_ascii_hexdigit) {
-                            return Err(Invalid);
-                        }
-                        if hexes.len() < 4 {
-                            return Ok(None);
-                        }
-                        j += 6;
-                    }
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
-                    _ => return Err(Invalid),
-                }
-            }
-            c if c < 0x20 => return Err(Invalid),
-            _ => j += 1,
+    loop {
+        let k = memchr::memchr2(b'"', b'\\', &t[j..]).map_or(n, |k| j + k);
+        if t[j..k].iter().any(|&b| b < 0x20) {
+            return Err(Invalid);
+        }
+        if k >= n {
+            return Ok(StrEnd::Open(n));
+        }
+        if t[k] == b'"' {
+            return Ok(StrEnd::Closed(k + 1));
+        }
+        match escape_len(t, k)? {
+            Some(len) => j = k + len,
+            None => return Ok(StrEnd::Open(k)),
         }
     }
-    Ok(None)
+}
+
+/// Length of the complete escape at `t[j] == b'\\'` (12 for a surrogate pair), or `None` when the
+/// text ends before it is complete.
+fn escape_len(t: &[u8], j: usize) -> Result<Option<usize>, Invalid> {
+    match t.get(j + 1) {
+        None => Ok(None),
+        Some(b'u') => {
+            let Some(code) = hex4(t, j + 2)? else {
+                return Ok(None);
+            };
+            if !(0xD800..=0xDBFF).contains(&code) {
+                return Ok(Some(6));
+            }
+            let rest = &t[j + 6..];
+            if low_prefix(rest) {
+                return Ok(None);
+            }
+            let pair = rest.starts_with(b"\\u") && matches!(hex4(t, j + 8), Ok(Some(_)));
+            Ok(Some(if pair { 12 } else { 6 }))
+        }
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(Some(2)),
+        Some(_) => Err(Invalid),
+    }
+}
+
+/// The code unit of the 4 hex digits at `i`; `None` when the text ends first.
+fn hex4(t: &[u8], i: usize) -> Result<Option<u32>, Invalid> {
+    let hexes = &t[i..(i + 4).min(t.len())];
+    if !hexes.iter().all(u8::is_ascii_hexdigit) {
+        return Err(Invalid);
+    }
+    if hexes.len() < 4 {
+        return Ok(None);
+    }
+    Ok(hexes.iter().try_fold(0, |acc, &h| {
+        char::from(h).to_digit(16).map(|d| acc * 16 + d)
+    }))
+}
+
+/// End (after the closing quote) of the string opening at `i`; `None` at end of text.
+fn string_end(t: &[u8], i: usize) -> Result<Option<usize>, Invalid> {
+    Ok(match scan_string(t, i + 1)? {
+        StrEnd::Closed(end) => Some(end),
+        StrEnd::Open(_) => None,
+    })
 }
 
 /// `rest` is empty, `\`, or `\u` with up to 3 hex digits: a low surrogate escape not yet complete.
@@ -65,39 +114,6 @@ fn low_prefix(rest: &[u8]) -> bool {
         [b'\\', b'u', hex @ ..] => hex.len() <= 3 && hex.iter().all(u8::is_ascii_hexdigit),
         _ => false,
     }
-}
-
-/// The unterminated string opening at `i`, closed (an incomplete trailing escape dropped).
-pub(crate) fn partial_string(text: &str, i: usize) -> String {
-    let t = text.as_bytes();
-    let n = t.len();
-    let mut j = i + 1;
-    let mut cut = n;
-    while j < n {
-        if t[j] == b'\\' {
-            if j + 1 >= n {
-                cut = j;
-                break;
-            }
-            if t[j + 1] == b'u' {
-                if j + 6 > n {
-                    cut = j;
-                    break;
-                }
-                let code = u32::from_str_radix(&text[j + 2..j + 6], 16).unwrap_or(0);
-                if (0xD800..=0xDBFF).contains(&code) && low_prefix(&t[j + 6..]) {
-                    cut = j;
-                    break;
-                }
-                j += 6;
-            } else {
-                j += 2;
-            }
-        } else {
-            j += 1;
-        }
-    }
-    format!("{}\"", &text[i..cut])
 }
 
 fn closers(stack: &[(u8, usize)]) -> String {
@@ -162,18 +178,13 @@ fn complete(text: &str) -> Result<String, Invalid> {
                     return Err(Invalid);
                 }
             }
-            b'"' => match string_end(t, i)? {
-                Some(end) => i = end,
-                None => {
+            b'"' => match scan_string(t, i + 1)? {
+                StrEnd::Closed(end) => i = end,
+                StrEnd::Open(cut) => {
                     if stack.is_empty() {
                         return Err(Invalid);
                     }
-                    return Ok(format!(
-                        "{}{}{}",
-                        &text[..i],
-                        partial_string(text, i),
-                        closers(&stack)
-                    ));
+                    return Ok(format!("{}\"{}", &text[..cut], closers(&stack)));
                 }
             },
             b'-' | b'0'..=b'9' => {

@@ -3,167 +3,68 @@
 //!
 //! The argument text of a streamed tool call only grows, and a caller asks for its partial value
 //! after every fragment. Re-parsing the whole text each time costs O(n) per ask (O(n^2) over a
-//! stream). [`Incremental`] instead keeps a resumable parser state per tool call:
+//! stream). [`Incremental`] keeps a [`Scanner`] per tool call, which scans each byte once, and
+//! builds Python values from what it reports ([`Values`]):
 //!
 //! - a stack of the open containers, each holding the Python objects of its completed members
-//!   (an object also holds the key of the member in progress, once its `:` was read);
-//! - the committed scan position: the end of the last complete token (a key with its colon, a
-//!   complete scalar, a comma, a bracket), and what the grammar expects there.
+//!   (an object also holds the key of the member in progress), each member converted once with
+//!   the same strict jiter parser as `parse_arguments`;
+//! - the string value in progress as a Python `str`, extended by each newly arrived piece (the
+//!   piece alone is decoded), so an ask never decodes a byte twice.
 //!
-//! Each ask scans only the bytes after the committed position, converting each completed scalar
-//! once (with the same strict jiter parser as `parse_arguments`). It then re-materialises only the
-//! open path: one new container per open level (its completed members are shared, not rebuilt)
-//! plus the value of the unfinished trailing token, closed by the rules of
-//! [`crate::json::partial::complete_partial`] (an unfinished string is closed, an unfinished number
-//! is trimmed, an unfinished key or literal is dropped). The result equals
-//! `parse_arguments(text, mode='partial')` for every prefix; whatever this scanner does not handle
-//! itself (invalid text, a top level that is not an object, nesting deeper than
-//! [`MAX_INCREMENTAL_DEPTH`], a scalar that jiter rejects, text that is not an extension of the
-//! text seen before) takes the one-shot path, so errors are the one-shot ones too.
+//! Each ask then materialises only the open path: one new container per open level (its
+//! completed members are shared, not rebuilt: a `dict` copy or a `list` slice) plus the value of
+//! the member in progress. Results are fresh objects, so building the open path is the one cost
+//! that grows with the text per ask: one copy of the string in progress, one copy of the
+//! references of each open container. The result equals `parse_arguments(text, mode='partial')`
+//! for every prefix; whatever the scanner does not handle itself (invalid text, a top level that
+//! is not an object, nesting deeper than the limit, a scalar that jiter rejects, text that is not
+//! an extension of the text seen before) takes the one-shot path, so errors are the one-shot ones.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use super::json::{loads, parse_mode, Mode};
-use crate::json::partial::{is_number_byte, partial_string, string_end, ws};
-
-/// Deeper nesting takes the one-shot path (well below the strict parser's limit of 200).
-const MAX_INCREMENTAL_DEPTH: usize = 64;
-
-/// Bytes before the committed position remembered to check that the text only grew.
-const FINGERPRINT: usize = 16;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    /// Before the top-level `{`.
-    Start,
-    /// After `{`: a key or `}`.
-    KeyOrClose,
-    /// After `,` in an object: a key.
-    Key,
-    /// After `[`: a value or `]`.
-    ValueOrClose,
-    /// After `:` or `,` in an array: a value.
-    Value,
-    /// After a complete value: `,` or the closer.
-    After,
-    /// The top-level object is closed.
-    Done,
-}
-
-/// The unfinished token at the end of the text.
-enum Tail {
-    /// Nothing kept (no token, or one that partial mode drops).
-    Nothing,
-    /// An unterminated string value starting at this byte.
-    Str(usize),
-    /// A number running to the end of the text, starting at this byte.
-    Num(usize),
-}
+use crate::json::incremental::{Builder, Progress, Scanner, Tail, Unhandled};
 
 struct Frame {
     is_object: bool,
     /// The completed members, in a container of our own (a `dict` or a `list`): copied, never
     /// handed out, while the container is open; the value itself once it is closed.
     items: Py<PyAny>,
-    /// Key of the object member in progress (after its `:`).
+    /// Key of the object member in progress.
     key: Option<Py<PyAny>>,
 }
 
-/// Text the incremental scanner leaves to the one-shot parser.
-struct Unhandled;
-
-/// The resumable partial parser of one tool call (see the module docs).
-pub(crate) struct Incremental {
-    pos: usize,
-    expect: Expect,
+/// The Python values of the text scanned so far.
+#[derive(Default)]
+struct Values {
     stack: Vec<Frame>,
+    /// The top-level object, once closed.
     done: Option<Py<PyDict>>,
-    fingerprint: Vec<u8>,
-    /// The text is not handled incrementally (invalid, too deep, not an object): one-shot path.
-    unhandled: bool,
-    /// The last result, with the length and last bytes of the text it was for: asking again
-    /// before more text arrived returns the same object.
-    last: Option<(usize, Vec<u8>, Py<PyDict>)>,
-    /// The caller's nesting limit.
-    max_depth: usize,
+    /// The string value in progress, decoded so far (`None`: no content yet).
+    string: Option<Py<PyString>>,
+    /// Buffer for quoting a string piece before decoding it.
+    scratch: Vec<u8>,
 }
 
-impl Default for Incremental {
-    fn default() -> Self {
-        Self {
-            pos: 0,
-            expect: Expect::Start,
-            stack: Vec::new(),
-            done: None,
-            fingerprint: Vec::new(),
-            unhandled: false,
-            last: None,
-            max_depth: crate::json::MAX_DEPTH,
-        }
-    }
+/// [`Values`] receiving the scanner's reports, with the GIL held.
+struct Session<'a, 'py> {
+    py: Python<'py>,
+    values: &'a mut Values,
 }
 
-impl Incremental {
-    /// `parse_arguments(text, mode='partial')`, scanning only what was added since the last call.
-    ///
-    /// Values may nest `max_depth` levels deep (the one-shot path checks it: containers are
-    /// opened incrementally only while their members stay within the limit).
-    pub(crate) fn parse<'py>(
-        &mut self,
-        py: Python<'py>,
-        text: &str,
-        max_depth: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        self.max_depth = max_depth;
-        let t = text.as_bytes();
-        let tail = &t[t.len().saturating_sub(FINGERPRINT)..];
-        if let Some((len, end, d)) = &self.last {
-            if *len == t.len() && end[..] == tail[..] {
-                return Ok(d.bind(py).clone());
-            }
-        }
-        let d = self.parse_new(py, text)?;
-        self.last = Some((t.len(), tail.to_vec(), d.clone().unbind()));
-        Ok(d)
-    }
-
-    fn parse_new<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
-        if !self.extends(text) {
-            *self = Self {
-                max_depth: self.max_depth,
-                ..Self::default()
-            };
-        }
-        if !self.unhandled {
-            match self.advance(py, text) {
-                Ok(Some(d)) => return Ok(d),
-                Ok(None) => {}
-                Err(Unhandled) => self.unhandled = true,
-            }
-        }
-        parse_mode(py, text, Mode::Partial, self.max_depth)
-    }
-
-    /// True when `text` starts with the text committed so far (checked on its last bytes: the
-    /// aggregator only ever appends to a call's arguments).
-    fn extends(&self, text: &str) -> bool {
-        let t = text.as_bytes();
-        self.pos <= t.len()
-            && text.is_char_boundary(self.pos)
-            && t[self.pos - self.fingerprint.len()..self.pos] == self.fingerprint[..]
-    }
-
-    fn commit(&mut self, t: &[u8], pos: usize) {
-        self.pos = pos;
-        self.fingerprint.clear();
-        self.fingerprint
-            .extend_from_slice(&t[pos.saturating_sub(FINGERPRINT)..pos]);
+impl Session<'_, '_> {
+    fn decode(&self, raw: &[u8]) -> Result<Py<PyAny>, Unhandled> {
+        loads(self.py, raw)
+            .map(Bound::unbind)
+            .map_err(|_| Unhandled)
     }
 
     /// Add a completed value to the innermost container (or finish the top level).
-    fn add(&mut self, py: Python<'_>, value: Py<PyAny>) -> Result<(), Unhandled> {
-        let frame = self.stack.last_mut().ok_or(Unhandled)?;
+    fn add(&mut self, value: Py<PyAny>) -> Result<(), Unhandled> {
+        let py = self.py;
+        let frame = self.values.stack.last_mut().ok_or(Unhandled)?;
         let items = frame.items.bind(py);
         let added = if frame.is_object {
             let key = frame.key.take().ok_or(Unhandled)?;
@@ -174,217 +75,108 @@ impl Incremental {
         } else {
             items.cast::<PyList>().map_err(|_| Unhandled)?.append(value)
         };
-        added.map_err(|_| Unhandled)?;
-        self.expect = Expect::After;
-        Ok(())
+        added.map_err(|_| Unhandled)
     }
+}
 
-    fn scalar(py: Python<'_>, text: &[u8]) -> Result<Py<PyAny>, Unhandled> {
-        loads(py, text).map(Bound::unbind).map_err(|_| Unhandled)
-    }
-
-    /// Scan from the committed position; `Ok(None)` asks for the one-shot path this time only.
-    #[allow(clippy::too_many_lines)]
-    fn advance<'py>(
-        &mut self,
-        py: Python<'py>,
-        text: &str,
-    ) -> Result<Option<Bound<'py, PyDict>>, Unhandled> {
-        let t = text.as_bytes();
-        let n = t.len();
-        let mut tail = Tail::Nothing;
-        loop {
-            let i = ws(t, self.pos);
-            if i >= n {
-                break;
-            }
-            let c = t[i];
-            match self.expect {
-                Expect::Done => return Err(Unhandled),
-                Expect::Start => {
-                    if c != b'{' {
-                        return Err(Unhandled);
-                    }
-                    self.open(py, true)?;
-                    self.commit(t, i + 1);
-                }
-                Expect::KeyOrClose | Expect::Key => {
-                    if c == b'}' && self.expect == Expect::KeyOrClose {
-                        self.close(py)?;
-                        self.commit(t, i + 1);
-                        continue;
-                    }
-                    if c != b'"' {
-                        return Err(Unhandled);
-                    }
-                    let Some(end) = string_end(t, i).map_err(|_| Unhandled)? else {
-                        break;
-                    };
-                    let colon = ws(t, end);
-                    if colon >= n {
-                        break;
-                    }
-                    if t[colon] != b':' {
-                        return Err(Unhandled);
-                    }
-                    let key = Self::scalar(py, &t[i..end])?;
-                    if let Some(frame) = self.stack.last_mut() {
-                        frame.key = Some(key);
-                    }
-                    self.expect = Expect::Value;
-                    self.commit(t, colon + 1);
-                }
-                Expect::ValueOrClose | Expect::Value => {
-                    if c == b']' && self.expect == Expect::ValueOrClose {
-                        self.close(py)?;
-                        self.commit(t, i + 1);
-                        continue;
-                    }
-                    match c {
-                        b'{' | b'[' => {
-                            self.open(py, c == b'{')?;
-                            self.commit(t, i + 1);
-                        }
-                        b'"' => {
-                            let Some(end) = string_end(t, i).map_err(|_| Unhandled)? else {
-                                tail = Tail::Str(i);
-                                break;
-                            };
-                            let v = Self::scalar(py, &t[i..end])?;
-                            self.add(py, v)?;
-                            self.commit(t, end);
-                        }
-                        b'-' | b'0'..=b'9' => {
-                            let mut j = i;
-                            while j < n && is_number_byte(t[j]) {
-                                j += 1;
-                            }
-                            if j >= n {
-                                tail = Tail::Num(i);
-                                break;
-                            }
-                            let v = Self::scalar(py, &t[i..j])?;
-                            self.add(py, v)?;
-                            self.commit(t, j);
-                        }
-                        b't' | b'f' | b'n' => {
-                            let (word, v): (&[u8], Py<PyAny>) = match c {
-                                b't' => (
-                                    b"true",
-                                    PyBool::new(py, true).to_owned().into_any().unbind(),
-                                ),
-                                b'f' => (
-                                    b"false",
-                                    PyBool::new(py, false).to_owned().into_any().unbind(),
-                                ),
-                                _ => (b"null", py.None()),
-                            };
-                            if t[i..].starts_with(word) {
-                                self.add(py, v)?;
-                                self.commit(t, i + word.len());
-                            } else if word.starts_with(&t[i..]) {
-                                break;
-                            } else {
-                                return Err(Unhandled);
-                            }
-                        }
-                        _ => return Err(Unhandled),
-                    }
-                }
-                Expect::After => {
-                    let frame = self.stack.last().ok_or(Unhandled)?;
-                    let closer = if frame.is_object { b'}' } else { b']' };
-                    if c == b',' {
-                        self.expect = if frame.is_object {
-                            Expect::Key
-                        } else {
-                            Expect::Value
-                        };
-                        self.commit(t, i + 1);
-                    } else if c == closer {
-                        self.close(py)?;
-                        self.commit(t, i + 1);
-                    } else {
-                        return Err(Unhandled);
-                    }
-                }
-            }
-        }
-        self.materialize(py, text, &tail)
-    }
-
-    fn open(&mut self, py: Python<'_>, is_object: bool) -> Result<(), Unhandled> {
-        if self.stack.len() >= MAX_INCREMENTAL_DEPTH.min(self.max_depth) {
-            return Err(Unhandled);
-        }
-        let items = if is_object {
-            PyDict::new(py).into_any().unbind()
+impl Builder for Session<'_, '_> {
+    fn open(&mut self, object: bool) -> Result<(), Unhandled> {
+        let items = if object {
+            PyDict::new(self.py).into_any().unbind()
         } else {
-            PyList::empty(py).into_any().unbind()
+            PyList::empty(self.py).into_any().unbind()
         };
-        self.stack.push(Frame {
-            is_object,
+        self.values.stack.push(Frame {
+            is_object: object,
             items,
             key: None,
         });
-        self.expect = if is_object {
-            Expect::KeyOrClose
-        } else {
-            Expect::ValueOrClose
-        };
         Ok(())
     }
 
-    fn close(&mut self, py: Python<'_>) -> Result<(), Unhandled> {
-        let frame = self.stack.pop().ok_or(Unhandled)?;
-        let value = frame.items.into_bound(py);
-        if self.stack.is_empty() {
-            self.done = Some(value.cast_into::<PyDict>().map_err(|_| Unhandled)?.unbind());
-            self.expect = Expect::Done;
+    fn close(&mut self) -> Result<(), Unhandled> {
+        let frame = self.values.stack.pop().ok_or(Unhandled)?;
+        if self.values.stack.is_empty() {
+            let done = frame.items.into_bound(self.py).cast_into::<PyDict>();
+            self.values.done = Some(done.map_err(|_| Unhandled)?.unbind());
             Ok(())
         } else {
-            self.add(py, value.unbind())
+            self.add(frame.items)
         }
     }
 
-    /// The value of the text so far: the open path rebuilt around the unfinished tail.
+    fn key(&mut self, raw: &str) -> Result<(), Unhandled> {
+        let key = self.decode(raw.as_bytes())?;
+        self.values.stack.last_mut().ok_or(Unhandled)?.key = Some(key);
+        Ok(())
+    }
+
+    fn scalar(&mut self, raw: &str) -> Result<(), Unhandled> {
+        let value = self.decode(raw.as_bytes())?;
+        self.add(value)
+    }
+
+    fn string_piece(&mut self, raw: &str) -> Result<(), Unhandled> {
+        let mut quoted = std::mem::take(&mut self.values.scratch);
+        quoted.clear();
+        quoted.push(b'"');
+        quoted.extend_from_slice(raw.as_bytes());
+        quoted.push(b'"');
+        let piece = self.decode(&quoted);
+        self.values.scratch = quoted;
+        let piece = piece?.into_bound(self.py);
+        let joined = match self.values.string.take() {
+            Some(s) => s.into_bound(self.py).add(piece).map_err(|_| Unhandled)?,
+            None => piece,
+        };
+        self.values.string = Some(
+            joined
+                .cast_into::<PyString>()
+                .map_err(|_| Unhandled)?
+                .unbind(),
+        );
+        Ok(())
+    }
+
+    fn string_end(&mut self) -> Result<(), Unhandled> {
+        let value = match self.values.string.take() {
+            Some(s) => s.into_any(),
+            None => PyString::new(self.py, "").into_any().unbind(),
+        };
+        self.add(value)
+    }
+}
+
+impl Values {
+    /// The value of the text so far: the open path rebuilt around the member in progress.
     fn materialize<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
-        tail: &Tail,
-    ) -> Result<Option<Bound<'py, PyDict>>, Unhandled> {
-        if let Some(done) = &self.done {
-            return done.bind(py).copy().map(Some).map_err(|_| Unhandled);
-        }
-        if self.stack.is_empty() {
-            return Ok(None); // blank text so far: the one-shot path returns `{}`
-        }
-        let mut child: Option<Bound<'py, PyAny>> = match *tail {
-            Tail::Nothing => None,
-            Tail::Str(start) => match loads(py, partial_string(text, start).as_bytes()) {
-                Ok(v) => Some(v),
-                Err(_) => return Ok(None),
-            },
-            Tail::Num(start) => {
-                let number = text[start..].trim_end_matches(['+', '-', '.', 'e', 'E']);
-                if number.is_empty() {
-                    None
-                } else {
-                    match loads(py, number.as_bytes()) {
-                        Ok(v) => Some(v),
-                        Err(_) => return Ok(None),
-                    }
-                }
+        progress: &Progress<'_>,
+    ) -> Result<Bound<'py, PyDict>, Unhandled> {
+        let tail = match progress {
+            Progress::Blank => return Ok(PyDict::new(py)),
+            Progress::Done => {
+                let done = self.done.as_ref().ok_or(Unhandled)?;
+                return done.bind(py).copy().map_err(|_| Unhandled);
             }
+            Progress::Open(tail) => tail,
+        };
+        let mut child: Option<Bound<'py, PyAny>> = match tail {
+            Tail::Nothing => None,
+            Tail::Str => Some(match &self.string {
+                Some(s) => s.bind(py).clone().into_any(),
+                None => PyString::new(py, "").into_any(),
+            }),
+            Tail::Num(number) => Some(loads(py, number.as_bytes()).map_err(|_| Unhandled)?),
         };
         for frame in self.stack.iter().rev() {
             child = Some(build(py, frame, child).map_err(|_| Unhandled)?);
         }
-        match child.map(Bound::cast_into::<PyDict>) {
-            Some(Ok(d)) => Ok(Some(d)),
-            _ => Ok(None),
-        }
+        child
+            .ok_or(Unhandled)?
+            .cast_into::<PyDict>()
+            .map_err(|_| Unhandled)
     }
 }
 
@@ -408,5 +200,68 @@ fn build<'py>(
             l.append(v)?;
         }
         Ok(l.into_any())
+    }
+}
+
+/// The resumable partial parser of one tool call (see the module docs).
+#[derive(Default)]
+pub(crate) struct Incremental {
+    scanner: Scanner,
+    values: Values,
+    /// The text is not handled incrementally (invalid, too deep, not an object): one-shot path.
+    unhandled: bool,
+    /// The last result, with the length and last bytes of the text it was for: asking again
+    /// before more text arrived returns the same object.
+    last: Option<(usize, Vec<u8>, Py<PyDict>)>,
+}
+
+/// Bytes at the end of the text remembered with the last result.
+const LAST_TAIL: usize = 16;
+
+impl Incremental {
+    /// `parse_arguments(text, mode='partial', max_depth=max_depth)`, scanning only what was
+    /// added since the last call.
+    pub(crate) fn parse<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        max_depth: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let t = text.as_bytes();
+        let tail = &t[t.len().saturating_sub(LAST_TAIL)..];
+        if let Some((len, end, d)) = &self.last {
+            if *len == t.len() && end[..] == tail[..] {
+                return Ok(d.bind(py).clone());
+            }
+        }
+        let d = self.parse_new(py, text, max_depth)?;
+        self.last = Some((t.len(), tail.to_vec(), d.clone().unbind()));
+        Ok(d)
+    }
+
+    fn parse_new<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        max_depth: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !self.scanner.extends(text) {
+            *self = Self::default();
+        }
+        if !self.unhandled {
+            let mut session = Session {
+                py,
+                values: &mut self.values,
+            };
+            let value = self
+                .scanner
+                .advance(text, max_depth, &mut session)
+                .and_then(|progress| self.values.materialize(py, &progress));
+            match value {
+                Ok(d) => return Ok(d),
+                Err(Unhandled) => self.unhandled = true,
+            }
+        }
+        parse_mode(py, text, Mode::Partial, max_depth)
     }
 }
