@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import select
 import socket
 import threading
@@ -360,3 +361,64 @@ def run(model: Any, mode: str, prompt: Any = None) -> Any:
 def stream_head(provider: str) -> bytes:
     """Status line and headers of a 200 stream (close-delimited)."""
     return response_head(content_type=CONTENT_TYPES.get(provider, 'text/event-stream'))
+
+
+# --- finding a key anywhere --------------------------------------------------------------------
+
+WINDOW = 8
+"""A leak is any run of this many consecutive characters of any spelling of the key."""
+
+
+def key_spellings(key: str) -> set[str]:
+    """The key raw, JSON-escaped, URL-encoded (both cases of hex) and Python-escaped."""
+    from urllib.parse import quote, quote_plus
+
+    forms = {key, json.dumps(key)[1:-1], json.dumps(key)[1:-1].replace('/', '\\/'), repr(key)[1:-1]}
+    for encoded in (quote(key, safe=''), quote_plus(key, safe='')):
+        forms |= {encoded, re.sub('%[0-9A-F]{2}', lambda m: m.group(0).lower(), encoded)}
+    return forms
+
+
+def leak_windows(key: str) -> set[str]:
+    """Every run of WINDOW characters of every spelling of ``key`` (the whole spelling when shorter)."""
+    windows = set()
+    for form in key_spellings(key):
+        windows |= {form[i : i + WINDOW] for i in range(max(1, len(form) - WINDOW + 1))}
+    return windows
+
+
+def texts_of(value: Any, depth: int = 0, seen: set[int] | None = None) -> list[str]:
+    """Every string reachable from ``value``: str/repr, args, attributes, containers, headers, exception chain."""
+    seen = set() if seen is None else seen
+    if depth > 12 or id(value) in seen:
+        return []
+    seen.add(id(value))
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes | bytearray):
+        return [bytes(value).decode('latin-1')]
+    if value is None or isinstance(value, int | float | bool):
+        return []
+    out = [repr(value)]
+    with contextlib.suppress(Exception):
+        out.append(str(value))
+    if isinstance(value, Mapping):
+        items: Iterable[Any] = [x for kv in value.items() for x in kv]
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = list(value)
+    else:
+        items = list(getattr(value, '__dict__', {}).values())
+        if isinstance(value, BaseException):
+            items += [value.args, value.__cause__, value.__context__, getattr(value, '__notes__', None)]
+        headers = getattr(value, 'headers', None)
+        if headers is not None and hasattr(headers, 'items'):
+            items.append(dict(headers.items()))
+    for item in items:
+        out += texts_of(item, depth + 1, seen)
+    return out
+
+
+def leaks(value: Any, key: str) -> list[str]:
+    """The texts reachable from ``value`` that hold part of ``key`` (empty: no leak)."""
+    windows = leak_windows(key)
+    return [text[:200] for text in texts_of(value) if any(w in text for w in windows)]

@@ -62,7 +62,7 @@ from toolweave.exceptions import (
     ServerError,
 )
 from toolweave.providers import _deadline
-from toolweave.providers._secrets import Redactor
+from toolweave.providers._secrets import Redactor, redact_library_logs
 
 __all__ = [
     'DEFAULT_MAX_RESPONSE_BYTES',
@@ -431,6 +431,7 @@ class HttpTransport:
         self.max_response_bytes = max_response_bytes
         self.redact = Redactor(secrets)
         """Replaces every form of the secrets by ``***`` (a callable ``str -> str``)."""
+        redact_library_logs(self.redact)
         self._client = http_client
         self._owns_client = http_client is None
         self._client_lock = threading.Lock()

@@ -7,13 +7,17 @@ header. :class:`Redactor` knows each of those forms and replaces them all with `
 form cut at either end (any run of at least :data:`PARTIAL_MIN` characters that starts or ends the
 form), so redacting text and then cutting an excerpt, or the reverse, never shows more than a few
 characters of it. :func:`clean_api_key` strips surrounding whitespace and rejects keys that cannot
-be sent as a header (control characters, non-ASCII) without echoing them.
+be sent as a header (control characters, non-ASCII) without echoing them. :func:`redact_library_logs`
+covers what toolweave does not write itself: httpcore's DEBUG records show response headers (a
+``Location`` may carry the key), so the records of httpx's and httpcore's loggers are redacted too.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -22,7 +26,14 @@ import orjson
 
 from toolweave.exceptions import InvalidApiKeyError
 
-__all__ = ['PARTIAL_MIN', 'Redactor', 'check_header_value', 'clean_api_key', 'sensitive_header_secrets']
+__all__ = [
+    'PARTIAL_MIN',
+    'Redactor',
+    'check_header_value',
+    'clean_api_key',
+    'redact_library_logs',
+    'sensitive_header_secrets',
+]
 
 PARTIAL_MIN = 8
 """Shortest run of a key's first or last characters that is redacted on its own (a key cut short)."""
@@ -107,16 +118,18 @@ def sensitive_header_secrets(headers: Mapping[str, str]) -> list[str]:
 
 
 def _forms(secret: str) -> set[str]:
-    """Every spelling of ``secret`` that may show up in text: raw, JSON, URL and Python escapes."""
-    forms = {secret, secret.strip()}
-    forms.add(orjson.dumps(secret).decode()[1:-1])
-    forms.add(json.dumps(secret)[1:-1])
-    forms |= {f.replace('/', '\\/') for f in list(forms)}
-    for encoded in (quote(secret, safe=''), quote_plus(secret, safe=''), quote(secret)):
+    """Every spelling of ``secret``: raw, JSON, URL and Python escapes.
+
+    Built from the stripped secret: surrounding whitespace escapes character by character, so every
+    spelling of a key read with its newline holds the same spelling of the bare key, which is replaced.
+    """
+    value = secret.strip()
+    json_forms = {orjson.dumps(value).decode()[1:-1], json.dumps(value)[1:-1]}
+    forms = {value, repr(value)[1:-1], repr(value.encode('utf-8', 'backslashreplace'))[2:-1]}
+    forms |= json_forms | {f.replace('/', '\\/') for f in json_forms}
+    for encoded in (quote(value, safe=''), quote_plus(value, safe=''), quote(value)):
         forms.add(encoded)
         forms.add(_PERCENT.sub(lambda m: m.group(0).lower(), encoded))
-    forms.add(repr(secret)[1:-1])
-    forms.add(repr(secret.encode('utf-8', 'backslashreplace'))[2:-1])
     return {f for f in forms if f}
 
 
@@ -228,3 +241,45 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
         position = max(position, end)
     out.append(text[position:])
     return ''.join(out)
+
+
+_LIBRARY_LOGGERS = (
+    'httpx',
+    'httpcore.connection',
+    'httpcore.http11',
+    'httpcore.http2',
+    'httpcore.proxy',
+    'httpcore.socks',
+)
+_LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+
+class _LibraryLogFilter(logging.Filter):
+    """Applies every live :class:`Redactor` to a record of httpx or httpcore (message formatted first)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redactors = list(_LIVE)
+        if redactors:
+            text = record.getMessage()
+            for redact in redactors:
+                text = redact(text)
+            record.msg, record.args = text, None
+        return True
+
+
+_FILTER = _LibraryLogFilter()
+
+
+def redact_library_logs(redact: Redactor) -> None:
+    """Redact ``redact``'s secrets from the records of httpx's and httpcore's loggers while it lives.
+
+    The filter sits on those loggers (records only reach it once their level is enabled, so it costs
+    nothing at the default WARNING level).
+    """
+    if not redact:
+        return
+    _LIVE.add(redact)
+    for name in _LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
