@@ -50,6 +50,7 @@ class Conn:
     stop: threading.Event
     closed_at: list[float] = field(default_factory=list)
     sent: int = 0
+    request: Request | None = None
 
     def read_request(self) -> Request:
         """Read one request (head + Content-Length body). Raises ClientGone at EOF or on stop."""
@@ -92,7 +93,10 @@ class Conn:
         while True:
             if self.closed_at or self.sock.fileno() < 0:
                 return bool(self.closed_at)
-            readable, _, _ = select.select([self.sock], [], [], max(0.0, min(0.05, deadline - time.monotonic())))
+            try:
+                readable, _, _ = select.select([self.sock], [], [], max(0.0, min(0.05, deadline - time.monotonic())))
+            except (OSError, ValueError):  # closed by its handler thread meanwhile
+                return bool(self.closed_at)
             if readable:
                 try:
                     if self.sock.recv(65536, socket.MSG_PEEK) == b'':
@@ -201,6 +205,7 @@ class FaultServer:
     def _serve(self, conn: Conn) -> None:
         try:
             request = conn.read_request() if self.read_first else None
+            conn.request = request
             if request is not None:
                 with self._lock:
                     self.requests.append(request)
@@ -313,6 +318,26 @@ STREAM_START: dict[str, bytes] = {
     ),
 }
 """Events a provider sends before its text (Anthropic opens the message and the block first)."""
+
+STREAM_END: dict[str, bytes] = {
+    'openai': sse([{'id': 'c1', 'model': 'm', 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]}])
+    + b'data: [DONE]\n\n',
+    'responses': sse(
+        [{'type': 'response.completed', 'response': {'id': 'r1', 'status': 'completed', 'output': []}}],
+        event_names=['response.completed'],
+    ),
+    'anthropic': sse(
+        [
+            {'type': 'content_block_stop', 'index': 0},
+            {'type': 'message_delta', 'delta': {'stop_reason': 'end_turn'}, 'usage': {'output_tokens': 1}},
+            {'type': 'message_stop'},
+        ],
+        event_names=['content_block_stop', 'message_delta', 'message_stop'],
+    ),
+    'gemini': sse([{'candidates': [{'content': {'role': 'model', 'parts': [{'text': ''}]}, 'finishReason': 'STOP'}]}]),
+    'ollama': b'{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}\n',
+}
+"""The events that end a stream normally, per provider."""
 
 CONTENT_TYPES = {'ollama': 'application/x-ndjson'}
 
