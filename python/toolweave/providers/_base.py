@@ -32,6 +32,7 @@ from toolweave.exceptions import (
     ResponseFormatError,
     StreamFormatError,
 )
+from toolweave.providers._errors import excerpt, provider_error_message, request_id_of
 from toolweave.providers._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     HttpTransport,
@@ -39,9 +40,6 @@ from toolweave.providers._http import (
     Timeouts,
     body_chunks,
     encode_json,
-    excerpt,
-    provider_error_message,
-    request_id_of,
 )
 from toolweave.providers._secrets import check_header_value, clean_api_key, sensitive_header_secrets
 

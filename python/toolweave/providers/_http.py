@@ -20,9 +20,9 @@ place and are tested once. The rules follow the OpenAI and Anthropic Python SDKs
   :data:`DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB, after content decoding), beyond which the connection is
   closed and :class:`ResponseTooLargeError` raised; an error body is read up to :data:`ERROR_BODY_LIMIT`
   and the rest never. (Streams are bounded per event and in total by the ``StreamAggregator``.)
-- Errors: :func:`error_for_status` maps an HTTP answer to the typed :class:`ProviderError` hierarchy
-  with status, provider message and request id; a redirect is a :class:`ProviderRedirectError` (not
-  followed). Every form of every secret (:class:`~toolweave.providers._secrets.Redactor`) is replaced
+- Errors: :func:`~toolweave.providers._errors.error_for_status` maps an HTTP answer to the typed
+  :class:`ProviderError` hierarchy with status, provider message and request id; a redirect is a
+  :class:`ProviderRedirectError` (not followed). Every form of every secret (:class:`~toolweave.providers._secrets.Redactor`) is replaced
   by ``***`` before an excerpt is cut; httpx exceptions are described in the message, never chained
   (they hold the request and its headers).
 - Bodies: :func:`encode_json` is the one place a request body becomes bytes; a lone surrogate in any
@@ -32,15 +32,13 @@ place and are tested once. The rules follow the OpenAI and Anthropic Python SDKs
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import random
-import re
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack, aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import AsyncExitStack, aclosing, contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -49,19 +47,14 @@ import orjson
 
 from toolweave._text import scrub_json
 from toolweave.exceptions import (
-    AuthenticationError,
-    BadRequestError,
-    ContextLengthError,
     IncompleteStreamError,
     ProviderConnectionError,
     ProviderError,
-    ProviderRedirectError,
     ProviderTimeoutError,
-    RateLimitError,
     ResponseTooLargeError,
-    ServerError,
 )
 from toolweave.providers import _deadline
+from toolweave.providers._errors import describe, error_for_status, request_id_of
 from toolweave.providers._secrets import Redactor, redact_library_logs
 
 __all__ = [
@@ -73,14 +66,9 @@ __all__ = [
     'body_chunks',
     'decode_json',
     'encode_json',
-    'error_for_status',
-    'provider_error_message',
 ]
 
 _log = logging.getLogger('toolweave.providers')
-
-EXCERPT = 500
-"""Characters of a response body kept on an error."""
 
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Default limit of a non-streamed answer, in bytes after content decoding."""
@@ -89,12 +77,6 @@ ERROR_BODY_LIMIT = 64 * 1024
 """Bytes of an error body read (for its message and excerpt); the rest is never read."""
 
 _RETRY_STATUS = frozenset({408, 429})
-_REQUEST_ID_HEADERS = ('x-request-id', 'request-id', 'x-goog-request-id', 'openai-request-id', 'cf-ray')
-_CONTEXT_RE = re.compile(
-    r'context[ _-]?length|context window|maximum context|prompt is too long|too many tokens|'
-    r'input token count|exceeds? the (?:model|maximum)|request too large|reduce the length',
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -196,129 +178,9 @@ def encode_json(body: Any) -> bytes:
         return orjson.dumps(scrub_json(body))
 
 
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """``retry-after-ms`` (milliseconds) or ``Retry-After`` (seconds or an HTTP date) in seconds."""
-    millis = headers.get('retry-after-ms')
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get('retry-after')
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def provider_error_message(body: bytes) -> str | None:
-    """The human message inside an error body, if it has one.
-
-    Understands ``{'error': {'message': ...}}`` (OpenAI, Anthropic, Gemini, llama.cpp, vLLM),
-    ``{'error': '...'}`` (Ollama), ``{'message': ...}``, ``{'detail': ...}`` and a one-element list of
-    those (Gemini sometimes); returns ``None`` for anything else.
-    """
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(data, list) and len(data) == 1:
-        data = data[0]
-    if not isinstance(data, Mapping):
-        return None
-    error = data.get('error')
-    if isinstance(error, Mapping) and isinstance(error.get('message'), str):
-        return str(error['message'])
-    for candidate in (error, data.get('message'), data.get('detail')):
-        if isinstance(candidate, str) and candidate:
-            return candidate
-    return None
-
-
-def request_id_of(headers: httpx.Headers | None) -> str | None:
-    """The provider's request id from the response headers, if any."""
-    if headers is None:
-        return None
-    for name in _REQUEST_ID_HEADERS:
-        value = headers.get(name)
-        if value:
-            return str(value)
-    return None
-
-
-def excerpt(body: bytes, redact: Redactor) -> str:
-    """The first :data:`EXCERPT` characters of ``body``, secrets redacted before the cut."""
-    window = EXCERPT + redact.longest
-    text = body[: window * 4].decode('utf-8', 'replace')[:window]
-    return redact(text)[:EXCERPT]
-
-
-def _error_class(status: int, provider_message: str | None, body: str) -> type[ProviderError]:
-    if 300 <= status < 400:
-        return ProviderRedirectError
-    if status in (401, 403):
-        return AuthenticationError
-    if status == 429:
-        return RateLimitError
-    if status in (400, 413, 422) and _CONTEXT_RE.search(provider_message or body):
-        return ContextLengthError
-    if 400 <= status < 500:
-        return BadRequestError
-    return ServerError
-
-
-def error_for_status(response: httpx.Response, body: bytes, *, provider: str, redact: Redactor) -> ProviderError:
-    """The typed error for a non-2xx answer (status, provider message, request id; secrets redacted).
-
-    Args:
-        response: The answer (its request gives method and URL).
-        body: The body read (at most :data:`ERROR_BODY_LIMIT` bytes).
-        provider: Provider name stored on the error.
-        redact: Replaces the secrets (API keys) in every text kept.
-    """
-    text = excerpt(body, redact)
-    message = provider_error_message(body)
-    provider_message = redact(message) if message is not None else None
-    url = redact(str(response.request.url))
-    request_id = request_id_of(response.headers)
-    suffix = f' (request id {request_id})' if request_id else ''
-    cls = _error_class(response.status_code, provider_message, text)
-    location = response.headers.get('location')
-    if cls is ProviderRedirectError:
-        where = f'to {redact(location)}' if location else 'without a Location'
-        detail = f'redirected {where}; redirects are not followed (point base_url at the new address)'
-    else:
-        detail = f'failed with HTTP {response.status_code}: {provider_message or text or response.reason_phrase}'
-    error = cls(
-        f'{response.request.method} {url} {detail}{suffix}',
-        status_code=response.status_code,
-        body=text,
-        provider_message=provider_message,
-        request_id=request_id,
-        provider=provider,
-    )
-    error.retry_after = retry_after_seconds(response.headers)
-    if isinstance(error, ProviderRedirectError):
-        error.location = redact(location) if location else None
-    return error
-
-
 def body_chunks(response: httpx.Response) -> aclosing[AsyncGenerator[bytes, None]]:
     """``response.aiter_bytes()`` closed on leaving the ``async with`` (even when the reader stops early)."""
     return aclosing(cast('AsyncGenerator[bytes, None]', response.aiter_bytes()))
-
-
-def describe(exc: BaseException) -> str:
-    """``'<TypeName>: <message>'`` (or the type name alone) of an exception."""
-    text = str(exc)
-    return f'{type(exc).__name__}: {text}' if text else type(exc).__name__
 
 
 def _retryable_status(status: int) -> bool:
@@ -354,10 +216,15 @@ class _Body:
         self._deadline = deadline
         self._strict = response.is_success
         self._limit = transport.max_response_bytes if self._strict else ERROR_BODY_LIMIT
-        self.data = bytearray()
+        self._data = bytearray()
         declared = response.headers.get('content-length', '')
         if self._strict and declared.isdigit() and int(declared) > self._limit:
             raise self._too_large(f'declares {int(declared)} bytes')
+
+    @property
+    def data(self) -> bytes:
+        """What was read."""
+        return bytes(self._data)
 
     def _too_large(self, what: str) -> ResponseTooLargeError:
         url = self._transport.redact(str(self._response.request.url))
@@ -370,6 +237,18 @@ class _Body:
         error.limit = self._limit
         return error
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Wraps the reads: a 2xx body cut short raises the httpx error; an error body keeps what arrived.
+
+        (For an error body the status already says what failed.)
+        """
+        try:
+            yield
+        except httpx.HTTPError:
+            if self._strict:
+                raise
+
     def add(self, chunk: bytes) -> bool:
         """Keep ``chunk``; ``False`` when an error body reached its limit (stop reading).
 
@@ -377,13 +256,13 @@ class _Body:
             ResponseTooLargeError: A 2xx body passed ``max_response_bytes``.
             ProviderTimeoutError: The total deadline passed.
         """
-        room = self._limit - len(self.data)
+        room = self._limit - len(self._data)
         if len(chunk) > room:
             if self._strict:
                 raise self._too_large('is longer')
-            self.data += chunk[:room]
+            self._data += chunk[:room]
             return False
-        self.data += chunk
+        self._data += chunk
         self._transport.check_deadline(self._deadline, str(self._response.request.url))
         return True
 
@@ -554,41 +433,40 @@ class HttpTransport:
     # --- requests --------------------------------------------------------------------------------
 
     def _attempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
+        """One blocking attempt: the answer with its body read (bounded), or the error."""
         client = self._sync_client()
         timeout = self._timeout(deadline, url)
         try:
             with client.stream('POST', url, content=content, headers=dict(headers), timeout=timeout) as response:
                 body = _Body(self, response, deadline)
-                try:
+                with body.reading():
                     for chunk in response.iter_bytes():
                         if not body.add(chunk):
                             break
-                except httpx.HTTPError:
-                    if response.is_success:
-                        raise
         except httpx.HTTPError as exc:
             return self._failure(url, exc, deadline)
-        return self._answer(response, bytes(body.data))
+        return self._answer(response, body.data)
 
-    async def _aattempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
-        timeout = self._timeout(deadline, url)
+    async def _aread(self, response: httpx.Response, url: str, deadline: float | None) -> _Attempt:
+        """The async form of :meth:`_attempt`'s reading: the (bounded) body of ``response``, or the error."""
+        body = _Body(self, response, deadline)
         try:
-            async with AsyncExitStack() as stack:
-                client = await self._aclient(stack)
-                request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
-                response = await client.send(request, stream=True)
-                stack.push_async_callback(response.aclose)
-                body = _Body(self, response, deadline)
-                try:
-                    async for chunk in response.aiter_bytes():
+            with body.reading():
+                async with body_chunks(response) as chunks:
+                    async for chunk in chunks:
                         if not body.add(chunk):
                             break
-                except httpx.HTTPError:
-                    if response.is_success:
-                        raise
         except httpx.HTTPError as exc:
             return self._failure(url, exc, deadline)
-        return self._answer(response, bytes(body.data))
+        return self._answer(response, body.data)
+
+    async def _aattempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
+        """One async attempt: the answer with its body read (bounded), or the error."""
+        async with AsyncExitStack() as stack:
+            result = await self._open(stack, url, content, headers, deadline)
+            if result.error is not None or result.response is None:
+                return result
+            return await self._aread(result.response, url, deadline)
 
     def post(self, url: str, content: bytes, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
         """POST and return a 2xx answer and its body (at most ``max_response_bytes``), retrying as documented.
@@ -628,27 +506,17 @@ class HttpTransport:
     async def _open(
         self, stack: AsyncExitStack, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None
     ) -> _Attempt:
-        """One attempt to open a stream: the response once a 2xx status arrived, or the error."""
+        """Send; the 2xx response with its body unread (closed with ``stack``), or the error (body read)."""
         with _deadline.scope(deadline):
             timeout = self._timeout(deadline, url)
             try:
                 client = await self._aclient(stack)
                 request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
                 response = await client.send(request, stream=True)
-                stack.push_async_callback(response.aclose)
-                if response.is_success:
-                    return _Attempt(response)
-                body = _Body(self, response, deadline)
-                try:
-                    async with body_chunks(response) as chunks:
-                        async for chunk in chunks:
-                            if not body.add(chunk):
-                                break
-                except httpx.HTTPError:
-                    pass  # the status says what failed; keep what of the body arrived
             except httpx.HTTPError as exc:
                 return self._failure(url, exc, deadline)
-            return self._answer(response, bytes(body.data))
+            stack.push_async_callback(response.aclose)
+            return _Attempt(response) if response.is_success else await self._aread(response, url, deadline)
 
     def open_stream(self, url: str, content: bytes, headers: Mapping[str, str]) -> OpenStream:
         """POST; ``async with`` gives ``(response, deadline)`` once a 2xx status line arrived (body not read).
