@@ -124,3 +124,21 @@ def test_an_error_object_in_a_2xx_body_is_still_a_provider_error() -> None:
             run(model, 'call')
         model.close()
     assert not isinstance(info.value, ResponseFormatError)
+
+
+def test_new_errors_keep_their_fields_through_pickle() -> None:
+    import pickle
+
+    from toolweave.exceptions import ResponseTooLargeError
+
+    redirect = ProviderRedirectError('moved', status_code=308, provider='openai')
+    redirect.location = 'https://new.example/v1'
+    too_large = ResponseTooLargeError('too large', status_code=200, provider='openai')
+    too_large.limit = 1024
+    copies = [pickle.loads(pickle.dumps(e)) for e in (redirect, too_large)]
+    assert (type(copies[0]), copies[0].location, copies[0].status_code) == (
+        ProviderRedirectError,
+        redirect.location,
+        308,
+    )
+    assert (type(copies[1]), copies[1].limit, str(copies[1])) == (ResponseTooLargeError, 1024, 'too large')

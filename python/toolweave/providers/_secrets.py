@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -252,13 +253,15 @@ _LIBRARY_LOGGERS = (
     'httpcore.socks',
 )
 _LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
+_LIVE_LOCK = threading.Lock()
 
 
 class _LibraryLogFilter(logging.Filter):
     """Applies every live :class:`Redactor` to a record of httpx or httpcore (message formatted first)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        redactors = list(_LIVE)
+        with _LIVE_LOCK:
+            redactors = list(_LIVE)
         if redactors:
             text = record.getMessage()
             for redact in redactors:
@@ -278,7 +281,8 @@ def redact_library_logs(redact: Redactor) -> None:
     """
     if not redact:
         return
-    _LIVE.add(redact)
+    with _LIVE_LOCK:
+        _LIVE.add(redact)
     for name in _LIBRARY_LOGGERS:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
