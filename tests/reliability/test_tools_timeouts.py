@@ -8,8 +8,10 @@ the end, so the abandoned count goes back down and the test process exits cleanl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import time
 
 import pytest
 from tool_faults import MODES, calls, run, wait_until
@@ -118,3 +120,28 @@ def test_a_worker_hands_base_exceptions_to_the_caller_and_keeps_serving():
     with pytest.raises(KeyboardInterrupt):
         result_of(pool.submit(interrupt), 10)
     assert pool.submit(lambda: 'still serving').result(10) == 'still serving'
+
+
+@pytest.mark.timeout(60)
+def test_a_cancelled_turn_waits_for_a_timed_sync_tool_only_until_its_timeout():
+    # a tool raising CancelledError cancels its turn; the timed tool next to it is waited for at most
+    # until its timeout, then abandoned (without a timeout it would be waited for until it returns)
+    release = threading.Event()
+    hang, _ = hanging_tools(release)
+
+    @tool
+    async def cancel(x: int) -> str:
+        await asyncio.sleep(0.01)
+        raise asyncio.CancelledError
+
+    before = abandoned_threads()
+    model = ScriptedChatModel([calls([('hang', {'i': 1}), ('cancel', {'x': 1})]), S.text_response('unreachable')])
+    started = time.monotonic()
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            run(ChatClient.create(model).prompt('go').tools(hang, cancel), 'acall')
+        assert time.monotonic() - started < 5
+        assert abandoned_threads() - before == 1
+    finally:
+        release.set()
+    assert wait_until(lambda: abandoned_threads() == before)

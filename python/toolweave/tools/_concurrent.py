@@ -8,9 +8,10 @@ call that is cut short:
 - a sync tool runs in a worker thread (``toolweave-tool-*``, see :class:`ToolThreads`), with the
   caller's context variables (so its spans nest under the tool span). Python cannot stop a thread:
   on the caller's cancellation we wait for the thread to return before the cancellation goes on, so
-  no tool is left running behind the caller; on a timeout the model gets its error text at once and
-  the call is *abandoned*: its thread finishes in the background, no longer counted against the pool
-  size, so hung tools never starve the calls that come after them (in any request of the process).
+  no tool is left running behind the caller (but never past the call's timeout); on a timeout the
+  model gets its error text at once and the call is *abandoned*: its thread finishes in the
+  background, no longer counted against the pool size, so hung tools never starve the calls that
+  come after them (in any request of the process).
 
 A tool's ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``,
 ``GeneratorExit``) propagates (DESIGN section 4), but never as the outcome of a future or a task:
@@ -318,7 +319,13 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
 
 
 async def _call_in_thread(callback: ToolCallback, arguments: str, context: ToolContext, timeout: float | None) -> str:
-    """``callback.call`` on a worker thread; abandoned past ``timeout``, waited for when the caller is cancelled."""
+    """``callback.call`` on a worker thread, abandoned past ``timeout``.
+
+    When the caller is cancelled, the thread is waited for, but never past the call's timeout: a call
+    that outlives it is abandoned, as it would have been without the cancellation.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
     future = _threads.submit(contextvars.copy_context().run, callback.call, arguments, context)
     waiter = asyncio.wrap_future(future)
     waiter.add_done_callback(_consume)
@@ -329,20 +336,30 @@ async def _call_in_thread(callback: ToolCallback, arguments: str, context: ToolC
         _threads.abandon(future, callback.tool_definition.name)
         raise
     except asyncio.CancelledError:
-        if not future.cancel():
-            await _wait_quietly(waiter)
+        if not future.cancel() and not await _wait_quietly(waiter, deadline):
+            _threads.abandon(future, callback.tool_definition.name)
         raise
 
 
-async def _wait_quietly(waiter: asyncio.Future[Any]) -> None:
-    """Wait for a worker thread to return, ignoring its outcome (the caller is being cancelled)."""
+async def _wait_quietly(waiter: asyncio.Future[Any], deadline: float | None) -> bool:
+    """Wait for a worker thread to return until ``deadline`` (loop time), ignoring its outcome.
+
+    Returns whether it returned (the caller is being cancelled; cancelling it again does not stop the wait).
+    """
+    loop = asyncio.get_running_loop()
     while not waiter.done():
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            return False
         try:
-            await asyncio.shield(waiter)
+            await asyncio.wait_for(asyncio.shield(waiter), remaining)
         except asyncio.CancelledError:
             continue  # cancelled again while waiting: the thread cannot be stopped, only outlived
+        except asyncio.TimeoutError:
+            return False
         except Exception:  # noqa: BLE001 - the outcome of a call being cancelled is dropped on purpose
-            return
+            return True
+    return True
 
 
 def _consume(waiter: asyncio.Future[Any]) -> None:
