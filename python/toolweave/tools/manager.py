@@ -123,7 +123,8 @@ class DefaultToolCallingManager:
         resolution_fallback_enabled: Fall back to the resolver when a name is not in the request.
         record_content: Put arguments and results on the spans (opt-in, may contain personal data).
         max_concurrency: At most this many calls of one turn run at once in the async path
-            (``None``: no limit beyond the 32 worker threads for sync tools).
+            (``None``: no limit beyond the 32 sync calls the tool worker threads run at once, calls abandoned
+            past their timeout not counted).
         default_timeout: Seconds a call may take when its tool sets no ``timeout`` (``None``: no limit).
 
     Raises:
