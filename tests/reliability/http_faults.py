@@ -147,10 +147,12 @@ def response_head(
     content_type: str = 'application/json',
     length: int | None = None,
 ) -> bytes:
-    """A status line and headers; without ``length`` the body is delimited by closing the connection."""
+    """A status line and headers (``Connection: close``); without ``length`` the body ends when the connection does."""
     lines = [f'HTTP/1.1 {status} X', f'Content-Type: {content_type}']
     lines += [f'{k}: {v}' for k, v in (headers or {}).items()]
-    lines.append(f'Content-Length: {length}' if length is not None else 'Connection: close')
+    if length is not None:
+        lines.append(f'Content-Length: {length}')
+    lines.append('Connection: close')  # one request per connection: the handler closes it when done
     return ('\r\n'.join(lines) + '\r\n\r\n').encode('latin-1')
 
 

@@ -51,10 +51,7 @@ print(json.dumps({{'outcome': outcome, 'growth_mb': growth}}))
 
 def flood(status: int = 200, declare: int | None = None, total: int | None = HUGE):
     def behaviour(conn: Conn, request: Request | None) -> None:
-        head = response_head(status, {'Content-Length': str(declare)} if declare is not None else None)
-        if declare is not None:
-            head = head.replace(b'Connection: close\r\n', b'')
-        conn.send(head + b'{"choices": [], "pad": "')
+        conn.send(response_head(status, length=declare) + b'{"choices": [], "pad": "')
         conn.flood(total)
 
     return behaviour
