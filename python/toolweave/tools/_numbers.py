@@ -34,6 +34,7 @@ Location = tuple[Any, ...]
 _SKIPPED = (bool, str, bytes, bytearray, enum.Enum)
 _NUMBERS = (int, float, complex, decimal.Decimal)
 _SEQUENCES = (list, tuple, set, frozenset)
+_QUICK_DEPTH = 32
 
 
 def number_problems(value: Any) -> list[tuple[Location, str]]:
@@ -43,6 +44,8 @@ def number_problems(value: Any) -> list[tuple[Location, str]]:
     the fields the input set), dataclasses (fields equal to their default are skipped) and scalars;
     other objects are not looked into. Shared or cyclic containers are visited once.
     """
+    if _surely_fine(value, 0):
+        return []
     problems: list[tuple[Location, str]] = []
     seen: set[int] = set()
     stack: list[tuple[Location, Any]] = [((), value)]
@@ -55,6 +58,33 @@ def number_problems(value: Any) -> list[tuple[Location, str]]:
             seen.add(id(item))
             stack.extend(reversed([((*location, key), child) for key, child in _children(item)]))
     return problems
+
+
+def _surely_fine(item: Any, depth: int) -> bool:
+    """A fast pass over the usual shapes (JSON-like values of exact builtin types, not too deep).
+
+    ``True``: nothing to report; ``False``: :func:`number_problems` looks closer.
+    """
+    kind = type(item)
+    if kind is str or kind is bool or item is None:
+        return True
+    if kind is int:
+        return bool(INT64_MIN <= item <= INT64_MAX)
+    if kind is float:
+        return math.isfinite(item)
+    if depth > _QUICK_DEPTH:
+        return False
+    if kind is dict:
+        for key, child in item.items():
+            if type(key) is not str or not _surely_fine(child, depth + 1):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for child in item:
+            if not _surely_fine(child, depth + 1):
+                return False
+        return True
+    return False
 
 
 def _scalar_problem(item: Any) -> str | None:

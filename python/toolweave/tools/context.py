@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextvars
 import copy
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolweave.chat.messages import ToolCall
 
-__all__ = ['ToolContext', 'current_tool_call', 'tool_call_scope']
+__all__ = ['ToolContext', 'current_tool_call', 'per_call_contexts', 'tool_call_scope']
 
 _CURRENT_TOOL_CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar(
     'toolweave_current_tool_call', default=None
@@ -77,16 +77,29 @@ class ToolContext(Mapping[str, Any]):
         return dict(self._context)
 
 
-_IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), frozenset)
+def per_call_contexts(values: Mapping[str, Any]) -> Callable[[], ToolContext]:
+    """A factory of one :class:`ToolContext` per tool call over ``values``.
+
+    When ``values`` holds no container a tool could change in place (nothing had to be copied), every
+    call gets the same read-only ``ToolContext``; otherwise each call gets its own copy.
+    """
+    first = ToolContext(values)
+    if all(first[key] is value for key, value in values.items()):
+        return lambda: first
+    return lambda: ToolContext(values)
+
+
+_CONTAINERS = (dict, list, deque, set, bytearray, tuple)
 
 
 def _own_copy(value: Any, memo: dict[int, Any]) -> Any:
     """``value`` with its builtin containers copied recursively; any other object is returned as it is.
 
     ``memo`` maps the id of each container already copied to its copy (shared and cyclic containers
-    stay shared and cyclic in the copy, as with :func:`copy.deepcopy`).
+    stay shared and cyclic in the copy, as with :func:`copy.deepcopy`). A tuple holding no container
+    (the history of messages, for one) is returned as it is.
     """
-    if isinstance(value, _IMMUTABLE):
+    if not isinstance(value, _CONTAINERS):
         return value
     if id(value) in memo:
         return memo[id(value)]
@@ -104,10 +117,13 @@ def _own_copy(value: Any, memo: dict[int, Any]) -> Any:
         return sequence
     if isinstance(value, set | bytearray):
         return copy.copy(value)  # a set's items are hashable, hence not mutable builtin containers
-    if isinstance(value, tuple):
-        items = [_own_copy(item, memo) for item in value]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        make = getattr(type(value), '_make', type(value))  # a namedtuple takes its items one by one
-        return make(items)
-    return value
+    for item in value:  # a tuple
+        if isinstance(item, _CONTAINERS):
+            break
+    else:
+        return value
+    items = [_own_copy(item, memo) for item in value]
+    if all(new is old for new, old in zip(items, value, strict=True)):
+        return value
+    make = getattr(type(value), '_make', type(value))  # a namedtuple takes its items one by one
+    return make(items)

@@ -52,7 +52,7 @@ from toolweave.tools._concurrent import (
     runs_in_thread,
 )
 from toolweave.tools.callback import ToolCallback
-from toolweave.tools.context import ToolContext, tool_call_scope
+from toolweave.tools.context import ToolContext, per_call_contexts, tool_call_scope
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
@@ -349,15 +349,14 @@ class DefaultToolCallingManager:
         definition = callback.tool_definition
         attributes = {
             'gen_ai.operation.name': 'execute_tool',
-            'gen_ai.tool.name': definition.name,
-            'gen_ai.tool.call.id': call.id,
+            'gen_ai.tool.name': scrub_text(definition.name),
+            'gen_ai.tool.call.id': scrub_text(call.id),
             'gen_ai.tool.type': 'function',
-            'gen_ai.tool.description': definition.description,
+            'gen_ai.tool.description': scrub_text(definition.description),
         }
         if self.record_content:
-            attributes['gen_ai.tool.call.arguments'] = call.arguments
-        attributes = {key: scrub_text(value) for key, value in attributes.items()}
-        span = _tracer.start_span(f'execute_tool {scrub_text(definition.name)}', attributes=attributes)
+            attributes['gen_ai.tool.call.arguments'] = scrub_text(call.arguments)
+        span = _tracer.start_span(f'execute_tool {attributes["gen_ai.tool.name"]}', attributes=attributes)
         if not span.get_span_context().is_valid:  # no tracing SDK: nothing to make current
             yield span
             return
@@ -377,11 +376,8 @@ class _Batch:
         self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
         self.return_direct: bool | None = None
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
-        self._context = _tool_context_values(prompt, self.message)
-
-    def context(self) -> ToolContext:
+        self.context = per_call_contexts(_tool_context_values(prompt, self.message))
         """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`)."""
-        return ToolContext(self._context)
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
         """Limit check then lookup; ``None`` when the call was answered with a breach text."""

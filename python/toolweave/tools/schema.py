@@ -250,7 +250,10 @@ def _arguments_adapter(
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
+    """A coroutine function, or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(func):
+        return True
+    return not inspect.isroutine(func) and inspect.iscoroutinefunction(type(func).__call__)
 
 
 def _is_tool_context(annotation: Any) -> bool:
