@@ -227,7 +227,7 @@ async def _conversation(plan: Plan) -> tuple[str, list[str]]:
             text = await asyncio.to_thread(lambda: spec.call().content())
         else:
             text = await _run_async(plan, model, context)
-    except TimeoutError:
+    except asyncio.TimeoutError:  # the bound (TimeoutError itself from Python 3.11)
         return 'hung', []
     except BaseException as error:  # noqa: BLE001 - every outcome is compared with the plan
         outcome = type(error).__name__
