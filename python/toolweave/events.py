@@ -1,0 +1,256 @@
+"""Typed run events: what the tool loop is doing, as it happens.
+
+A streaming service shows its users which tool is being called, its arguments as they arrive, the
+result and what each round cost. Every run of the tool loop produces these events, in this order
+per round::
+
+    RoundStarted
+      (TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta)*   as the model streams
+      ToolCallReady*                  one per complete tool call, arguments parsed
+      RoundFinished                   finish reason and the round's usage
+      (ToolExecutionStarted ToolResult)*   one pair per executed call
+    ... next round ...
+    RunFinished                       the final response and the usage summed over every round
+
+Invariants: a call's ``ToolCallStarted`` comes before its ``ToolCallArgumentsDelta`` events, which
+come before its ``ToolCallReady``, which comes before its ``ToolExecutionStarted`` and ``ToolResult``;
+exactly one ``RoundFinished`` per round; ``RunFinished`` is last. A blocking round (``call()``,
+``acall()``: the model answers whole) emits no delta events: ``ToolCallStarted`` and ``ToolCallReady``
+still come for every call.
+
+Get them with ``client.prompt(...).stream().events()`` (async or sync iteration), or pass
+``on_event=`` to ``call()``/``acall()``. Each event is a frozen dataclass; ``event.kind`` is a stable
+snake_case name and :func:`event_to_dict` gives a JSON-ready dict (e.g. to forward as Server-Sent
+Events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from toolweave.chat.messages import ToolCall
+from toolweave.chat.response import ChatResponse, Usage
+
+__all__ = [
+    'EventHandler',
+    'ReasoningDelta',
+    'RoundFinished',
+    'RoundStarted',
+    'RunEvent',
+    'RunFinished',
+    'TextDelta',
+    'ToolCallArgumentsDelta',
+    'ToolCallReady',
+    'ToolCallStarted',
+    'ToolExecutionStarted',
+    'ToolResult',
+    'event_to_dict',
+]
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """Base class of every run event.
+
+    Attributes:
+        round: The model round the event belongs to, from 1.
+    """
+
+    kind: ClassVar[str] = 'run_event'
+    round: int
+
+
+@dataclass(frozen=True)
+class RoundStarted(RunEvent):
+    """A model round starts (the request is about to be sent).
+
+    >>> RoundStarted(round=1).kind
+    'round_started'
+    """
+
+    kind: ClassVar[str] = 'round_started'
+
+
+@dataclass(frozen=True)
+class TextDelta(RunEvent):
+    """Answer text the model streamed (only the new piece).
+
+    >>> TextDelta(round=2, text='It is sunny').text
+    'It is sunny'
+    """
+
+    kind: ClassVar[str] = 'text_delta'
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta(RunEvent):
+    """Reasoning ("thinking") text the model streamed, when the provider sends it.
+
+    >>> ReasoningDelta(round=1, text='The user wants').kind
+    'reasoning_delta'
+    """
+
+    kind: ClassVar[str] = 'reasoning_delta'
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(RunEvent):
+    """The model began a tool call: its position in the round, provider id and tool name.
+
+    >>> ToolCallStarted(round=1, index=0, id='call_1', name='get_weather').name
+    'get_weather'
+    """
+
+    kind: ClassVar[str] = 'tool_call_started'
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallArgumentsDelta(RunEvent):
+    """A fragment of a tool call's argument JSON, and the arguments parsed so far.
+
+    Attributes:
+        index: The call's position in the round (as :class:`ToolCallStarted`).
+        delta: The new fragment of argument text (raw JSON text, possibly cut anywhere).
+        partial: The arguments parsed so far in partial mode (open strings, arrays and objects
+            closed), e.g. ``{'city': 'Par'}``; computed incrementally by the Rust core. It is a
+            live value: the same object is updated in place by later fragments of the call, so copy
+            it (``copy.deepcopy``) if you keep it beyond the event.
+
+    >>> ToolCallArgumentsDelta(round=1, index=0, delta='"Par', partial={'city': 'Par'}).partial
+    {'city': 'Par'}
+    """
+
+    kind: ClassVar[str] = 'tool_call_arguments_delta'
+    index: int
+    delta: str
+    partial: Any
+
+
+@dataclass(frozen=True)
+class ToolCallReady(RunEvent):
+    """A tool call is complete: ``call.arguments`` is the whole argument text, ``arguments`` it parsed.
+
+    Attributes:
+        index: The call's position in the round.
+        call: The complete call.
+        arguments: ``call.arguments`` parsed (lenient mode), or ``None`` when it is not JSON.
+
+    >>> ToolCallReady(round=1, index=0, call=ToolCall('c1', 'function', 'f', '{}'), arguments={}).call.name
+    'f'
+    """
+
+    kind: ClassVar[str] = 'tool_call_ready'
+    index: int
+    call: ToolCall
+    arguments: Any
+
+
+@dataclass(frozen=True)
+class RoundFinished(RunEvent):
+    """The model's answer for this round is complete.
+
+    Attributes:
+        finish_reason: The normalised finish reason (``tool_calls``, ``stop``, ``length``, ...).
+        usage: This round's usage (``None`` when the provider reported none).
+
+    >>> RoundFinished(round=1, finish_reason='tool_calls', usage=None).finish_reason
+    'tool_calls'
+    """
+
+    kind: ClassVar[str] = 'round_finished'
+    finish_reason: str | None
+    usage: Usage | None
+
+
+@dataclass(frozen=True)
+class ToolExecutionStarted(RunEvent):
+    """A tool call is about to run.
+
+    >>> ToolExecutionStarted(round=1, call=ToolCall('c1', 'function', 'f', '{}')).call.id
+    'c1'
+    """
+
+    kind: ClassVar[str] = 'tool_execution_started'
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolResult(RunEvent):
+    """A tool call finished (or failed).
+
+    Attributes:
+        call_id: The call's id.
+        name: The tool's name.
+        text: What the model is sent for this call (the result, or the error text).
+        is_error: The tool raised, got invalid arguments, timed out, or was not executed.
+        error_type: The exception's class name when ``is_error`` (e.g. ``'ValueError'``), else ``None``.
+        duration: Seconds the call took (monotonic clock).
+
+    >>> ToolResult(round=1, call_id='c1', name='f', text='18 C', is_error=False, error_type=None,
+    ...            duration=0.01).is_error
+    False
+    """
+
+    kind: ClassVar[str] = 'tool_result'
+    call_id: str
+    name: str
+    text: str
+    is_error: bool
+    error_type: str | None
+    duration: float
+
+
+@dataclass(frozen=True)
+class RunFinished(RunEvent):
+    """The run ended: the final response (as ``call()`` returns it) and the usage summed over every round.
+
+    ``round`` is the number of model rounds the run made.
+    """
+
+    kind: ClassVar[str] = 'run_finished'
+    response: ChatResponse
+    usage: Usage | None
+
+
+EventHandler = Callable[[RunEvent], None]
+"""An ``on_event`` callback: called synchronously, in order, for every event of a run."""
+
+
+def event_to_dict(event: RunEvent) -> dict[str, Any]:
+    """A JSON-ready dict of ``event``: ``{'kind': ..., 'round': ..., <fields>}``.
+
+    Tool calls become ``{'id', 'name', 'arguments'}``, usage ``{'prompt_tokens', 'completion_tokens',
+    'total_tokens'}``, a final response ``{'text', 'finish_reason'}``.
+
+    >>> event_to_dict(TextDelta(round=1, text='Hi'))
+    {'kind': 'text_delta', 'round': 1, 'text': 'Hi'}
+    """
+    data: dict[str, Any] = {'kind': event.kind}
+    for field in fields(event):
+        data[field.name] = _plain(getattr(event, field.name))
+    return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, ToolCall):
+        return {'id': value.id, 'name': value.name, 'arguments': value.arguments}
+    if isinstance(value, Usage):
+        return {
+            'prompt_tokens': value.prompt_tokens,
+            'completion_tokens': value.completion_tokens,
+            'total_tokens': value.total_tokens,
+        }
+    if isinstance(value, ChatResponse):
+        generation = value.generations[0] if value.generations else None
+        return {
+            'text': generation.output.text if generation else '',
+            'finish_reason': generation.finish_reason if generation else None,
+        }
+    return value
