@@ -26,14 +26,17 @@ Events).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextvars
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from toolweave.chat.messages import ToolCall
+from toolweave.chat.messages import ToolCall, ToolResponse
 from toolweave.chat.response import ChatResponse, Usage
 
 __all__ = [
+    'ON_EVENT_CONTEXT_KEY',
     'EventHandler',
     'ReasoningDelta',
     'RoundFinished',
@@ -44,9 +47,12 @@ __all__ = [
     'ToolCallArgumentsDelta',
     'ToolCallReady',
     'ToolCallStarted',
+    'ToolExecutionListener',
     'ToolExecutionStarted',
     'ToolResult',
+    'current_tool_listener',
     'event_to_dict',
+    'listening_to_tools',
 ]
 
 
@@ -222,6 +228,12 @@ class RunFinished(RunEvent):
 EventHandler = Callable[[RunEvent], None]
 """An ``on_event`` callback: called synchronously, in order, for every event of a run."""
 
+ON_EVENT_CONTEXT_KEY = 'toolweave.on_event'
+"""The request-context key under which the tool loop finds the run's :data:`EventHandler`.
+
+``ChatClient`` puts ``on_event`` there; set it yourself when you drive an advisor chain by hand.
+"""
+
 
 def event_to_dict(event: RunEvent) -> dict[str, Any]:
     """A JSON-ready dict of ``event``: ``{'kind': ..., 'round': ..., <fields>}``.
@@ -254,3 +266,43 @@ def _plain(value: Any) -> Any:
             'finish_reason': generation.finish_reason if generation else None,
         }
     return value
+
+
+class ToolExecutionListener(Protocol):
+    """Told by the tool-calling manager when each tool call starts and ends (how the loop times them).
+
+    A manager calls these from the thread that runs the call (a worker thread for sync tools in the
+    async paths), so an implementation must be thread-safe. A manager that does not call them still
+    works: the loop then reports its calls after the batch.
+    """
+
+    def started(self, call: ToolCall) -> None:
+        """``call`` is about to run."""
+        ...
+
+    def finished(self, call: ToolCall, response: ToolResponse) -> None:
+        """``call`` ended with ``response`` (``response.is_error`` when it failed)."""
+        ...
+
+
+_TOOL_LISTENER: contextvars.ContextVar[ToolExecutionListener | None] = contextvars.ContextVar(
+    'toolweave_tool_listener', default=None
+)
+
+
+def current_tool_listener() -> ToolExecutionListener | None:
+    """The listener the tool loop installed for the batch being executed in this context, else ``None``."""
+    return _TOOL_LISTENER.get()
+
+
+@contextmanager
+def listening_to_tools(listener: ToolExecutionListener | None) -> Iterator[None]:
+    """Make ``listener`` the :func:`current_tool_listener` inside the block (restored after).
+
+    Must not span a ``yield`` of an async generator (the variable belongs to the running task).
+    """
+    token = _TOOL_LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _TOOL_LISTENER.reset(token)

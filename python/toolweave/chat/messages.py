@@ -114,11 +114,17 @@ class ToolResponse:
         id: The :attr:`ToolCall.id` this answers.
         name: The tool name.
         response_data: The tool's output as text (never ``None``: Spring maps ``null`` to ``''``).
+        is_error: The text reports a failure: the tool raised, got invalid arguments, timed out, or
+            was not executed (a tool-call limit answered it). Set by the tool-calling manager.
+        error_type: The failure's exception class name (e.g. ``'ValueError'``, ``'TimeoutError'``),
+            ``None`` when ``is_error`` is false.
     """
 
     id: str
     name: str
     response_data: str
+    is_error: bool = False
+    error_type: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,12 @@ Two levels, as in Spring AI: a provider feeds raw Server-Sent Events bytes to th
 :class:`StreamAggregator` (merging tool-call fragments by index), and the tool loop folds the
 ``ChatResponse`` chunks it forwards into one response with :class:`ChatResponseAggregator`
 (Spring's ``MessageAggregator``) to decide whether tools must run.
+
+Tool-call fragments: whole tool calls reach the loop once, in a stream's final chunk (the
+``ChatModel`` streaming contract), but a chunk may also carry the fragments of tool calls as they
+stream, under the response metadata key :data:`TOOL_CALL_DELTAS` (a tuple of :class:`ToolCallDelta`),
+so the loop can show arguments filling in. :class:`ToolCallDeltas` reads them from the parsed payloads
+of each wire format; the HTTP providers attach them.
 """
 
 from __future__ import annotations
@@ -13,22 +19,232 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from toolweave._native import StreamAggregator
 from toolweave.chat.messages import AssistantMessage, ToolCall
 from toolweave.chat.response import ChatResponse, Generation, Usage
 
-__all__ = ['ChatResponseAggregator', 'StreamAggregator', 'aggregate_to_chat_response', 'usage_from_native']
+__all__ = [
+    'TOOL_CALL_DELTAS',
+    'ChatResponseAggregator',
+    'StreamAggregator',
+    'ToolCallDelta',
+    'ToolCallDeltas',
+    'aggregate_to_chat_response',
+    'tool_call_delta_chunk',
+    'usage_from_native',
+]
+
+TOOL_CALL_DELTAS = 'tool_call_deltas'
+"""Response metadata key of a stream chunk: the :class:`ToolCallDelta` fragments it carries (a tuple)."""
+_I64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """One fragment of a streamed tool call.
+
+    Attributes:
+        index: The call's position among the tool calls of the response (0, 1, ... in order of appearance,
+            as in the final chunk's ``tool_calls``).
+        id: The call id when this fragment carries it (the first one usually does), else ``None``.
+        name: The tool name when this fragment carries it, else ``None``.
+        arguments: The new piece of the argument JSON text (``''`` when the fragment only names the call).
+
+    >>> ToolCallDelta(0, 'call_1', 'get_weather', '{"ci').arguments
+    '{"ci'
+    """
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+class ToolCallDeltas:
+    """Reads the tool-call fragments of one stream's parsed payloads, with the core aggregator's merge rules.
+
+    One per stream (it keeps which call each provider index or id belongs to). Per format:
+    ``openai-chat`` ``choices[0].delta.tool_calls`` fragments (merged by ``index``, else a known ``id``,
+    else a new ``id`` starts a call and an anonymous fragment continues the last one); ``openai-responses``
+    ``function_call`` output items and their ``function_call_arguments.delta`` events (by ``output_index``);
+    ``anthropic`` ``tool_use`` blocks and their ``input_json_delta`` pieces (by block index); ``gemini``
+    ``functionCall`` parts and ``ollama`` ``message.tool_calls`` (whole calls: the arguments object as one
+    compact JSON piece). Arguments that arrive only as a whole at the end (Gemini ``partialArgs``, a
+    ``...done`` event) are not fragments: the final chunk has them.
+
+    >>> deltas = ToolCallDeltas('openai-chat')
+    >>> deltas.feed({'choices': [{'delta': {'tool_calls': [{'index': 0, 'id': 'c1', 'function': {'name': 'f'}}]}}]})
+    (ToolCallDelta(index=0, id='c1', name='f', arguments=''),)
+    >>> deltas.feed({'choices': [{'delta': {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a'}}]}}]})
+    (ToolCallDelta(index=0, id=None, name=None, arguments='{"a'),)
+
+    Args:
+        format: A :class:`StreamAggregator` format name.
+
+    Raises:
+        ValueError: ``format`` is not one of the five formats.
+    """
+
+    _READERS = ('openai-chat', 'openai-responses', 'anthropic', 'gemini', 'ollama')
+
+    def __init__(self, format: str) -> None:
+        if format not in self._READERS:
+            raise ValueError(f'unknown stream format: {format!r}')
+        self._format = format
+        self._calls = 0
+        self._by_key: dict[object, int] = {}
+        self._last: int | None = None
+
+    def feed(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
+        """The fragments in one parsed payload (usually none)."""
+        if self._format == 'openai-chat':
+            return self._openai_chat(payload)
+        if self._format == 'openai-responses':
+            return self._responses(payload)
+        if self._format == 'anthropic':
+            return self._anthropic(payload)
+        return self._whole_calls(payload)
+
+    def _new(self, key: object | None) -> int:
+        index = self._calls
+        self._calls += 1
+        if key is not None:
+            self._by_key[key] = index
+        self._last = index
+        return index
+
+    def _openai_chat(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
+        choices = payload.get('choices')
+        if not isinstance(choices, list):
+            return ()
+        out: list[ToolCallDelta] = []
+        for choice in choices:
+            if not isinstance(choice, Mapping) or choice.get('index', 0) != 0:
+                continue
+            delta = choice.get('delta')
+            fragments = delta.get('tool_calls') if isinstance(delta, Mapping) else None
+            if isinstance(fragments, list):
+                out.extend(self._chat_fragment(f) for f in fragments if isinstance(f, Mapping))
+        return tuple(out)
+
+    def _chat_fragment(self, fragment: Mapping[str, Any]) -> ToolCallDelta:
+        raw_index = fragment.get('index')
+        call_id = _text(fragment.get('id')) or None
+        function = fragment.get('function')
+        name = _text(function.get('name')) if isinstance(function, Mapping) else None
+        arguments = function.get('arguments') if isinstance(function, Mapping) else None
+        if type(raw_index) is int and 0 <= raw_index <= _I64_MAX:
+            key: object = ('index', raw_index)
+            index = self._by_key.get(key)
+            if index is None:
+                index = self._new(key)
+        elif call_id is not None:
+            index = self._by_key.get(('id', call_id))
+            if index is None:
+                index = self._new(None)
+        else:
+            index = self._last if self._last is not None else self._new(None)
+        if call_id is not None:
+            self._by_key.setdefault(('id', call_id), index)
+        return ToolCallDelta(index, call_id, name or None, _argument_text(arguments))
+
+    def _responses(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
+        kind = payload.get('type')
+        key = ('output', payload.get('output_index'))
+        if kind == 'response.output_item.added':
+            item = payload.get('item')
+            if not isinstance(item, Mapping) or item.get('type') != 'function_call' or key in self._by_key:
+                return ()
+            index = self._new(key)
+            call_id, name = _text(item.get('call_id')) or None, _text(item.get('name')) or None
+            return (ToolCallDelta(index, call_id, name, _text(item.get('arguments')) or ''),)
+        if kind == 'response.function_call_arguments.delta' and key in self._by_key:
+            delta = _text(payload.get('delta'))
+            return (ToolCallDelta(self._by_key[key], None, None, delta),) if delta else ()
+        return ()
+
+    def _anthropic(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
+        kind = payload.get('type')
+        key = ('block', payload.get('index'))
+        if kind == 'content_block_start':
+            block = payload.get('content_block')
+            if not isinstance(block, Mapping) or block.get('type') != 'tool_use':
+                return ()
+            index = self._new(key)
+            return (ToolCallDelta(index, _text(block.get('id')) or None, _text(block.get('name')) or None, ''),)
+        if kind == 'content_block_delta' and key in self._by_key:
+            delta = payload.get('delta')
+            if isinstance(delta, Mapping) and delta.get('type') == 'input_json_delta':
+                piece = _text(delta.get('partial_json'))
+                return (ToolCallDelta(self._by_key[key], None, None, piece),) if piece else ()
+        return ()
+
+    def _whole_calls(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
+        """Gemini ``functionCall`` parts and Ollama ``message.tool_calls``: each a whole call."""
+        out: list[ToolCallDelta] = []
+        if self._format == 'gemini':
+            candidates = payload.get('candidates')
+            first = candidates[0] if isinstance(candidates, list) and candidates else None
+            content = first.get('content') if isinstance(first, Mapping) and first.get('index', 0) == 0 else None
+            parts = content.get('parts') if isinstance(content, Mapping) else None
+            for part in parts if isinstance(parts, list) else ():
+                call = part.get('functionCall') if isinstance(part, Mapping) else None
+                if isinstance(call, Mapping) and _text(call.get('name')):
+                    out.append(self._whole(call.get('id'), call['name'], call.get('args')))
+            return tuple(out)
+        message = payload.get('message')
+        calls = message.get('tool_calls') if isinstance(message, Mapping) else None
+        for entry in calls if isinstance(calls, list) else ():
+            function = entry.get('function') if isinstance(entry, Mapping) else None
+            if isinstance(function, Mapping):
+                out.append(self._whole(entry.get('id'), function.get('name'), function.get('arguments')))
+        return tuple(out)
+
+    def _whole(self, call_id: Any, name: Any, arguments: Any) -> ToolCallDelta:
+        return ToolCallDelta(self._new(None), _text(call_id) or None, _text(name) or None, _argument_text(arguments))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _argument_text(arguments: Any) -> str:
+    """Argument text as streamed; an object that arrived decoded as compact JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, Mapping):
+        try:
+            return orjson.dumps(arguments).decode()
+        except TypeError:
+            return ''
+    return ''
+
+
+def tool_call_delta_chunk(chunk: ChatResponse | None, deltas: tuple[ToolCallDelta, ...]) -> ChatResponse | None:
+    """``chunk`` carrying ``deltas`` under :data:`TOOL_CALL_DELTAS` (a new empty chunk when ``chunk`` is ``None``).
+
+    Returns ``chunk`` unchanged when there are no deltas.
+    """
+    if not deltas:
+        return chunk
+    if chunk is None:
+        return ChatResponse((Generation(AssistantMessage()),), metadata={TOOL_CALL_DELTAS: deltas})
+    return dataclasses.replace(chunk, metadata={**chunk.metadata, TOOL_CALL_DELTAS: deltas})
 
 
 @dataclass
 class ChatResponseAggregator:
     """Folds streamed ``ChatResponse`` chunks (first choice only) into one response.
 
-    Text deltas are concatenated, whole tool calls collected in order, and the last non-``None``
-    id, model, finish reason, usage and metadata win.
+    Text and reasoning (message metadata ``reasoning``) deltas are concatenated, whole tool calls
+    collected in order, and the last non-``None`` id, model, finish reason, usage and metadata win.
+    Tool-call fragments (:data:`TOOL_CALL_DELTAS`) are not kept: the whole calls are.
     """
 
     _text: list[str] = field(default_factory=list)
+    _reasoning: list[str] = field(default_factory=list)
     _tool_calls: list[ToolCall] = field(default_factory=list)
     _finish_reason: str | None = None
     _usage: Usage | None = None
@@ -42,25 +258,37 @@ class ChatResponseAggregator:
         self._id = chunk.id or self._id
         self._model = chunk.model or self._model
         self._usage = chunk.usage or self._usage
-        self._metadata.update(chunk.metadata)
+        if chunk.metadata:
+            self._metadata.update(chunk.metadata)
         if not chunk.generations:
             return
         generation = chunk.generations[0]
-        if generation.output.content:
-            self._text.append(generation.output.content)
-        self._tool_calls.extend(generation.output.tool_calls)
-        self._message_metadata.update(generation.output.metadata)
+        output = generation.output
+        if output.content:
+            self._text.append(output.content)
+        if output.tool_calls:
+            self._tool_calls.extend(output.tool_calls)
+        if output.metadata:
+            reasoning = output.metadata.get('reasoning')
+            if isinstance(reasoning, str):
+                self._reasoning.append(reasoning)
+            self._message_metadata.update(output.metadata)
         self._finish_reason = generation.finish_reason or self._finish_reason
 
     def result(self) -> ChatResponse:
         """The aggregated response so far."""
-        message = AssistantMessage(''.join(self._text), tuple(self._tool_calls), dict(self._message_metadata))
+        message_metadata = dict(self._message_metadata)
+        if self._reasoning:
+            message_metadata['reasoning'] = ''.join(self._reasoning)
+        metadata = dict(self._metadata)
+        metadata.pop(TOOL_CALL_DELTAS, None)
+        message = AssistantMessage(''.join(self._text), tuple(self._tool_calls), message_metadata)
         return ChatResponse(
             (Generation(message, self._finish_reason),),
             id=self._id,
             model=self._model,
             usage=self._usage,
-            metadata=dict(self._metadata),
+            metadata=metadata,
         )
 
 

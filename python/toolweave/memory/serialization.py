@@ -1,7 +1,7 @@
 """Messages to JSON-ready dicts and back, without loss (what Spring's JDBC store gets wrong).
 
 Every field survives: the role, ``content`` (``None`` stays ``None``, distinct from ``''``), every
-``ToolCall`` (id, type, name, raw argument text) and every ``ToolResponse`` (id, name, data), and
+``ToolCall`` (id, type, name, raw argument text) and every ``ToolResponse`` (id, name, data, error flag), and
 ``metadata``. Metadata must hold JSON values; a tuple comes back as a list. Stored text is valid
 UTF-8: a lone surrogate (from a tool's output, a non-UTF-8 file name, a lone surrogate escape in
 JSON) is stored as U+FFFD (:mod:`toolweave._text`).
@@ -44,9 +44,18 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         calls = [{'id': c.id, 'type': c.type, 'name': c.name, 'arguments': c.arguments} for c in message.tool_calls]
         return {'type': 'assistant', 'content': message.content, 'tool_calls': calls, 'metadata': metadata}
     if isinstance(message, ToolResponseMessage):
-        responses = [{'id': r.id, 'name': r.name, 'response_data': r.response_data} for r in message.responses]
+        responses = [_response_to_dict(r) for r in message.responses]
         return {'type': 'tool', 'responses': responses, 'metadata': metadata}
     raise TypeError(f'not a chat message: {type(message).__name__}')
+
+
+def _response_to_dict(response: ToolResponse) -> dict[str, Any]:
+    """A tool response's fields; ``is_error``/``error_type`` only on failures (rows stored before them load as successes)."""
+    data: dict[str, Any] = {'id': response.id, 'name': response.name, 'response_data': response.response_data}
+    if response.is_error:
+        data['is_error'] = True
+        data['error_type'] = response.error_type
+    return data
 
 
 def message_from_dict(data: Mapping[str, Any]) -> Message:
@@ -66,7 +75,10 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
             calls = tuple(ToolCall(c['id'], c['type'], c['name'], c['arguments']) for c in data['tool_calls'])
             return AssistantMessage(data['content'], calls, metadata)
         if kind == 'tool':
-            responses = tuple(ToolResponse(r['id'], r['name'], r['response_data']) for r in data['responses'])
+            responses = tuple(
+                ToolResponse(r['id'], r['name'], r['response_data'], bool(r.get('is_error')), r.get('error_type'))
+                for r in data['responses']
+            )
             return ToolResponseMessage(responses, metadata)
     except (KeyError, TypeError) as exc:
         raise ValueError(f'malformed stored message: {exc!r} in {dict(data)!r}') from exc

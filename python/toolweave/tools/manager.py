@@ -41,6 +41,7 @@ from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolRes
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
+from toolweave.events import current_tool_listener
 from toolweave.exceptions import ToolCallLimitExceededError, ToolExecutionError
 from toolweave.tools._concurrent import (
     CarriedError,
@@ -126,6 +127,9 @@ class DefaultToolCallingManager:
             (``None``: no limit beyond the 32 sync calls the tool worker threads run at once, calls abandoned
             past their timeout not counted).
         default_timeout: Seconds a call may take when its tool sets no ``timeout`` (``None``: no limit).
+        log_arguments: Add the call's arguments to the warning logged (logger ``toolweave.tools``) when
+            a tool raises or gets invalid arguments (default ``False``: tool name, call id and exception
+            type only, since arguments may hold personal data).
 
     Raises:
         ValueError: ``max_concurrency`` is not a positive int, or ``default_timeout`` not a positive number.
@@ -141,6 +145,7 @@ class DefaultToolCallingManager:
         record_content: bool = False,
         max_concurrency: int | None = None,
         default_timeout: float | None = None,
+        log_arguments: bool = False,
     ) -> None:
         if max_concurrency is not None and (
             not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1
@@ -156,6 +161,7 @@ class DefaultToolCallingManager:
         self.limits = limits or ToolCallLimits()
         self.resolution_fallback_enabled = resolution_fallback_enabled
         self.record_content = record_content
+        self.log_arguments = log_arguments
 
     def resolve_tool_definitions(self, options: ChatOptions | None) -> list[ToolDefinition]:
         """Definitions of the request's tools, then of ``tool_names`` found by the resolver.
@@ -277,24 +283,30 @@ class DefaultToolCallingManager:
 
     def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
         with tool_call_scope(call), self._span(call, callback) as span:
+            batch.started(call)
+            failure: ToolExecutionError | None = None
             try:
                 text = call_blocking(callback, batch.arguments(call), batch.context(), self._timeout(callback))
             except ToolExecutionError as error:
+                self._warn(call, error)
                 batch.check_retry_budget(callback, error)
-                text = self._process(error, span)
-            batch.record(index, call, callback, text, span)
+                failure, text = error, self._process(error, span)
+            batch.record(index, call, callback, text, span, failure)
 
     async def _run_one(
         self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
     ) -> None:
         async with _limited(semaphore):
             with tool_call_scope(call), self._span(call, callback) as span:
+                batch.started(call)
+                failure: ToolExecutionError | None = None
                 try:
                     text = await call_async(callback, batch.arguments(call), batch.context(), self._timeout(callback))
                 except ToolExecutionError as error:
+                    self._warn(call, error)
                     batch.check_retry_budget(callback, error)
-                    text = self._process(error, span)
-                batch.record(index, call, callback, text, span)
+                    failure, text = error, self._process(error, span)
+                batch.record(index, call, callback, text, span, failure)
 
     def _timeout(self, callback: ToolCallback) -> float | None:
         timeout = getattr(callback.tool_metadata, 'timeout', None)
@@ -339,6 +351,15 @@ class DefaultToolCallingManager:
         )
         raise LookupError(f'No ToolCallback found for tool name: {name}')
 
+    def _warn(self, call: ToolCall, error: ToolExecutionError) -> None:
+        """Log a failed call: tool name, call id, exception type (and the arguments with ``log_arguments``)."""
+        name, call_id, error_type = scrub_text(call.name), scrub_text(call.id), type(error.cause).__name__
+        if self.log_arguments:
+            arguments = scrub_text(call.arguments)
+            logger.warning("Tool '%s' (call %s) failed: %s; arguments: %s", name, call_id, error_type, arguments)
+        else:
+            logger.warning("Tool '%s' (call %s) failed: %s", name, call_id, error_type)
+
     def _process(self, error: ToolExecutionError, span: trace.Span) -> str:
         span.set_attribute('error.type', type(error.cause).__qualname__)
         span.set_status(trace.StatusCode.ERROR, scrub_text(str(error)))
@@ -378,6 +399,7 @@ class _Batch:
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
         self.context = per_call_contexts(_tool_context_values(prompt, self.message))
         """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`)."""
+        self.listener = current_tool_listener()
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
         """Limit check then lookup; ``None`` when the call was answered with a breach text."""
@@ -385,7 +407,7 @@ class _Batch:
         if breach is not None:
             if self.manager.limits.behavior is ToolCallLimitBehavior.THROW:
                 raise ToolCallLimitExceededError(breach, call.name, self.responses())
-            self.slots[index] = ToolResponse(call.id, call.name, breach)
+            self.slots[index] = ToolResponse(call.id, call.name, breach, True, ToolCallLimitExceededError.__name__)
             return None
         callback = self.manager.find(self.prompt.options, call.name)
         self.counter.record(call.name)
@@ -404,15 +426,35 @@ class _Batch:
         logger.debug("Tool call '%s' (%s) has empty arguments; using {}", call.name, call.id)
         return '{}'
 
-    def record(self, index: int, call: ToolCall, callback: ToolCallback, text: str | None, span: trace.Span) -> None:
-        """Store the response (lone surrogates as U+FFFD) at the call's position and fold ``return_direct`` with AND."""
+    def started(self, call: ToolCall) -> None:
+        """Tell the loop's listener (if any) that ``call`` starts."""
+        if self.listener is not None:
+            self.listener.started(call)
+
+    def record(
+        self,
+        index: int,
+        call: ToolCall,
+        callback: ToolCallback,
+        text: str | None,
+        span: trace.Span,
+        failure: ToolExecutionError | None = None,
+    ) -> None:
+        """Store the response (lone surrogates as U+FFFD) at the call's position and fold ``return_direct`` with AND.
+
+        A ``failure`` marks the response ``is_error`` with the cause's class name as ``error_type``.
+        """
         response_text = scrub_text(text) if text is not None else ''
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
         direct = callback.tool_metadata.return_direct
+        error_type = type(failure.cause).__name__ if failure is not None else None
+        response = ToolResponse(call.id, call.name, response_text, failure is not None, error_type)
         with self._lock:
             self.return_direct = direct if self.return_direct is None else self.return_direct and direct
-            self.slots[index] = ToolResponse(call.id, call.name, response_text)
+            self.slots[index] = response
+        if self.listener is not None:
+            self.listener.finished(call, response)
 
     def responses(self) -> list[ToolResponse]:
         """The responses so far, in call order."""

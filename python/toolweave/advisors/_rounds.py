@@ -1,0 +1,490 @@
+"""The tool loop's rounds, defined once: a sans-IO engine that the blocking, async and streaming drivers feed.
+
+A driver asks the engine for the next round's request, does the I/O (the model call or stream, the
+tool calls) and hands the outcome back; the engine answers with what to do next:
+
+- :class:`ExecuteTools`: run these tool calls with the manager (``prompt`` is the whole turn's history,
+  so limits count right), then call :meth:`RoundEngine.on_tool_results` (or
+  :meth:`RoundEngine.on_limit_breach` when the manager raised ``ToolCallLimitExceededError``);
+- :class:`Finish`: the run is over; return ``response`` (streaming: yield ``chunks`` first);
+- ``None`` (after the tools ran): start the next round.
+
+The engine owns everything else, so every loop feature is written here once: the advisor's hooks
+(``do_initialize_loop``, ``do_before_call``, ``do_after_call``, ``do_finalize_loop`` and their
+``*_stream`` twins, ``do_get_next_instructions_for_tool_call``) in their documented order, the
+eligibility check, the guards (``max_rounds``, ``max_identical_tool_calls``), ``return_direct`` and
+limit-breach answers, the usage summed over rounds, the history and next instructions, and the run
+events (:mod:`toolweave.events`). The drivers keep the round spans (tracing is I/O).
+
+Hook order per run: initialize once; per round ``before`` (request), ``after`` (blocking: the
+response; streaming: every chunk); finalize once, on every way the loop ends (blocking: it may
+replace the final response; streaming: it sees the final response, usage summed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ContextManager
+
+import orjson
+
+from toolweave._native import parse_arguments
+from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
+from toolweave.advisors.usage import UsageAccumulator
+from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse, Generation
+from toolweave.chat.stream import TOOL_CALL_DELTAS, ChatResponseAggregator, ToolCallDelta
+from toolweave.events import (
+    ON_EVENT_CONTEXT_KEY,
+    ReasoningDelta,
+    RoundFinished,
+    RoundStarted,
+    RunEvent,
+    RunFinished,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    ToolExecutionStarted,
+    ToolResult,
+    listening_to_tools,
+)
+from toolweave.exceptions import ToolArgumentsError, ToolCallLimitExceededError
+from toolweave.tools.manager import ToolExecutionResult
+
+if TYPE_CHECKING:
+    from toolweave.advisors.tool_calling import ToolCallingAdvisor
+
+__all__ = [
+    'MAX_ROUNDS_FINISH_REASON',
+    'REPEATED_TOOL_CALL_FINISH_REASON',
+    'TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON',
+    'ExecuteTools',
+    'Finish',
+    'RoundEngine',
+]
+
+TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON = 'toolCallLimitExceeded'
+MAX_ROUNDS_FINISH_REASON = 'maxRoundsReached'
+"""Finish reason when ``max_rounds`` model rounds all asked for tools."""
+REPEATED_TOOL_CALL_FINISH_REASON = 'repeatedToolCall'
+"""Finish reason when one tool was asked for with identical arguments ``max_identical_tool_calls`` times in a row."""
+
+
+@dataclass(frozen=True)
+class ExecuteTools:
+    """Run the tool calls of ``response`` with the manager, over ``prompt`` (the turn's whole history)."""
+
+    prompt: Prompt
+    response: ChatResponse
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The run ends with ``response``; a streaming driver yields ``chunks`` first (none when ``stream`` yields it)."""
+
+    response: ChatClientResponse
+    chunks: tuple[ChatClientResponse, ...] = ()
+
+
+Step = ExecuteTools | Finish
+
+
+class RoundEngine:
+    """The state and rules of one run of the tool loop (one request), with no I/O.
+
+    Args:
+        advisor: The tool advisor: settings (manager, checker, guards, history) and hooks.
+        request: The request as it reached the advisor; its context may hold an ``on_event`` handler
+            under :data:`~toolweave.events.ON_EVENT_CONTEXT_KEY`.
+        chain: The chain the advisor got (passed to the hooks only).
+        streaming: Use the streaming hooks and the chunk methods.
+
+    The initialize hook runs here.
+    """
+
+    def __init__(
+        self, advisor: ToolCallingAdvisor, request: ChatClientRequest, chain: Any, *, streaming: bool = False
+    ) -> None:
+        self.advisor = advisor
+        self.chain = chain
+        self.streaming = streaming
+        self.emit: Callable[[RunEvent], None] | None = request.context.get(ON_EVENT_CONTEXT_KEY)
+        self._before: Callable[[ChatClientRequest, Any], ChatClientRequest]
+        if streaming:
+            self._before = advisor.do_before_stream
+            request = advisor.do_initialize_loop_stream(request, chain)
+        else:
+            self._before = advisor.do_before_call
+            request = advisor.do_initialize_loop(request, chain)
+        self.request = request
+        self.options = request.prompt.options
+        self.instructions: tuple[Message, ...] = request.prompt.messages
+        self.history: tuple[Message, ...] = request.prompt.messages
+        self.usage = UsageAccumulator()
+        self.rounds = 0
+        self._last_call: tuple[str, str] | None = None
+        self._streak = 0
+        self._response: ChatClientResponse | None = None  # the round whose tools run
+        self._stream: _StreamRound | None = None
+        self._listener: _ToolEvents | None = None
+
+    # -- a round -------------------------------------------------------------------------------
+
+    def next_request(self) -> ChatClientRequest:
+        """Start a round: its request for the model, after the ``before`` hook."""
+        self.rounds += 1
+        if self.emit is not None:
+            self.emit(RoundStarted(self.rounds))
+        if self.streaming:
+            self._stream = _StreamRound(self)
+        return self._before(self.request.with_prompt(Prompt(self.instructions, self.options)), self.chain)
+
+    def on_response(self, response: ChatClientResponse) -> Step:
+        """A blocking round's whole response (``after`` hook, then the decision)."""
+        response = self.advisor.do_after_call(response, self.chain)
+        if self.emit is not None and response.chat_response is not None:
+            for index, call in enumerate(response.chat_response.tool_calls):
+                self.emit(ToolCallStarted(self.rounds, index, call.id, call.name))
+        return self._decide(response)
+
+    def on_chunk(self, chunk: ChatClientResponse) -> ChatClientResponse | None:
+        """One streamed chunk (``after`` hook): the chunk to forward to the caller, or ``None`` to keep it.
+
+        Chunks with tool calls or tool-call fragments only stay inside the loop; a forwarded chunk that
+        carries usage gets the earlier rounds' usage added.
+        """
+        chunk = self.advisor.do_after_stream(chunk, self.chain)
+        assert self._stream is not None, 'on_chunk before next_request'
+        return self._stream.add(chunk)
+
+    def on_stream_end(self) -> Step:
+        """The streamed round ended: decide on its aggregated response."""
+        assert self._stream is not None, 'on_stream_end before next_request'
+        return self._decide(self._stream.finish())
+
+    def on_tool_results(self, result: ToolExecutionResult) -> Finish | None:
+        """The manager ran the round's calls: end on ``return_direct``, else ``None`` (next round)."""
+        response = self._response
+        assert response is not None, 'on_tool_results without ExecuteTools'
+        if self.emit is not None:
+            self._report_unlistened(result.conversation_history)
+        if result.return_direct:
+            chat = replace(_chat(response), generations=result.build_generations())
+            return self._finish(replace(response, chat_response=chat))
+        self.history = result.conversation_history
+        self.instructions = self.advisor.do_get_next_instructions_for_tool_call(self.request, response, result)
+        return None
+
+    def on_limit_breach(self, breach: ToolCallLimitExceededError) -> Finish:
+        """The manager raised a limit breach: end with one generation holding its text."""
+        assert self._response is not None, 'on_limit_breach without ExecuteTools'
+        generation = Generation(
+            AssistantMessage(str(breach)),
+            TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
+            {'partialToolResponses': breach.partial_responses},
+        )
+        return self._finish(self._with_generation(self._response, generation))
+
+    # -- I/O helpers the drivers use -----------------------------------------------------------
+
+    def listening(self, loop: asyncio.AbstractEventLoop | None = None) -> ContextManager[None]:
+        """Around the manager's work: report each tool call's start and result as events.
+
+        Args:
+            loop: The event loop the events must be emitted on (async drivers: calls that run in worker
+                threads hand their events over to it); ``None`` emits in the calling thread.
+        """
+        if self.emit is None:
+            return nullcontext()
+        self._listener = _ToolEvents(self.rounds, self.emit, loop)
+        return listening_to_tools(self._listener)
+
+    # -- rules ---------------------------------------------------------------------------------
+
+    def _decide(self, response: ChatClientResponse) -> Step:
+        chat = response.chat_response
+        self.usage.add_round_response(chat)
+        if self.emit is not None:
+            self._round_finished(chat)
+        if not self.advisor.eligibility_checker(chat):
+            return self._finish(response, natural=True)
+        stop = self._guard(response)
+        if stop is not None:
+            return self._finish(stop)
+        self._response = response
+        return ExecuteTools(Prompt(self.history, self.options), _chat(response))
+
+    def _guard(self, response: ChatClientResponse) -> ChatClientResponse | None:
+        """A final response when ``max_rounds`` or the repetition check ends the loop, else ``None``."""
+        calls = _chat(response).tool_calls
+        bound = self.advisor.max_rounds
+        if bound is not None and self.rounds >= bound:
+            text = (
+                f'Tool-calling loop stopped: the model still asked for tools after {self.rounds} rounds '
+                f'(max_rounds={bound}).'
+            )
+            return self._stopped(response, text, MAX_ROUNDS_FINISH_REASON, calls, {})
+        limit = self.advisor.max_identical_tool_calls
+        if limit is None:
+            return None
+        for call in calls:
+            key = (call.name, _canonical_arguments(call.arguments))
+            self._streak = self._streak + 1 if key == self._last_call else 1
+            self._last_call = key
+            if self._streak >= limit:
+                text = (
+                    f"Tool-calling loop stopped: tool '{call.name}' was called {limit} times in a row "
+                    'with identical arguments.'
+                )
+                extra = {'repeatedToolCall': call.name}
+                return self._stopped(response, text, REPEATED_TOOL_CALL_FINISH_REASON, calls, extra)
+        return None
+
+    def _stopped(
+        self,
+        response: ChatClientResponse,
+        text: str,
+        finish_reason: str,
+        calls: tuple[ToolCall, ...],
+        extra: dict[str, Any],
+    ) -> ChatClientResponse:
+        generation = Generation(AssistantMessage(text), finish_reason, {'pendingToolCalls': calls, **extra})
+        return self._with_generation(response, generation)
+
+    @staticmethod
+    def _with_generation(response: ChatClientResponse, generation: Generation) -> ChatClientResponse:
+        return replace(response, chat_response=replace(_chat(response), generations=(generation,)))
+
+    def _finish(self, response: ChatClientResponse, *, natural: bool = False) -> Finish:
+        """The final response (usage summed, rounds counted), the finalize hook and ``RunFinished``.
+
+        ``natural``: the model answered without tools. Streaming then yields nothing more than a usage
+        correction (the chunks went out already); every other end yields the final response.
+        """
+        final = response
+        if response.chat_response is not None:
+            chat = self.usage.apply_accumulated_usage(response.chat_response)
+            chat = replace(chat, metadata={**chat.metadata, 'toolCallingRounds': self.rounds})
+            final = replace(response, chat_response=chat)
+        chunks: tuple[ChatClientResponse, ...] = ()
+        if self.streaming:
+            if not natural:
+                chunks = (final,)
+            elif response.chat_response is not None:
+                correction = self.usage.emit_final_usage_correction_if_necessary(response.chat_response)
+                chunks = (ChatClientResponse(correction, response.context),) if correction is not None else ()
+            self.advisor.do_finalize_loop_stream(final, self.chain)
+        else:
+            final = self.advisor.do_finalize_loop(final, self.chain)
+        if self.emit is not None and final.chat_response is not None:
+            self.emit(RunFinished(self.rounds, final.chat_response, final.chat_response.usage))
+        return Finish(final, chunks)
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _round_finished(self, chat: ChatResponse | None) -> None:
+        assert self.emit is not None
+        calls = chat.tool_calls if chat is not None else ()
+        if self._stream is not None:
+            self._stream.close_calls(calls)
+        for index, call in enumerate(calls):
+            self.emit(ToolCallReady(self.rounds, index, call, _parsed(call.arguments)))
+        generation = chat.result if chat is not None else None
+        finish_reason = generation.finish_reason if generation is not None else None
+        self.emit(RoundFinished(self.rounds, finish_reason, chat.usage if chat is not None else None))
+
+    def _report_unlistened(self, history: tuple[Message, ...]) -> None:
+        """``ToolExecutionStarted``/``ToolResult`` for calls a manager did not report (answered without running)."""
+        assert self.emit is not None and self._response is not None
+        last = history[-1] if history else None
+        if not isinstance(last, ToolResponseMessage):
+            return
+        reported = self._listener.reported if self._listener is not None else set()
+        self._listener = None
+        calls = {call.id: call for call in _chat(self._response).tool_calls}
+        for response in last.responses:
+            if response.id in reported or response.id not in calls:
+                continue
+            self.emit(ToolExecutionStarted(self.rounds, calls[response.id]))
+            self.emit(_tool_result(self.rounds, response, 0.0))
+
+
+class _StreamRound:
+    """One streamed round: the aggregation, the chunks kept inside, and the delta events."""
+
+    def __init__(self, engine: RoundEngine) -> None:
+        self.engine = engine
+        self.aggregator = ChatResponseAggregator()
+        self.context = engine.request.context
+        self.calls: dict[int, _CallArguments] = {}
+        self.whole = 0  # whole tool calls seen so far in this round
+
+    def add(self, chunk: ChatClientResponse) -> ChatClientResponse | None:
+        self.context = chunk.context
+        chat = chunk.chat_response
+        if chat is None:
+            return chunk
+        self.aggregator.add(chat)
+        if self.engine.emit is not None:
+            self._events(chat)
+        if chat.has_tool_calls() or (TOOL_CALL_DELTAS in chat.metadata and not chat.text):
+            return None
+        if chat.usage is None:
+            return chunk
+        return replace(chunk, chat_response=self.engine.usage.apply_previous_accumulated_usage_to_chunk(chat))
+
+    def finish(self) -> ChatClientResponse:
+        return ChatClientResponse(self.aggregator.result(), self.context)
+
+    def _events(self, chat: ChatResponse) -> None:
+        emit, round_no = self.engine.emit, self.engine.rounds
+        assert emit is not None
+        generation = chat.result
+        if generation is not None:
+            if generation.output.content:
+                emit(TextDelta(round_no, generation.output.content))
+            reasoning = generation.output.metadata.get('reasoning') if generation.output.metadata else None
+            if isinstance(reasoning, str) and reasoning:
+                emit(ReasoningDelta(round_no, reasoning))
+        deltas: tuple[ToolCallDelta, ...] = chat.metadata.get(TOOL_CALL_DELTAS, ()) if chat.metadata else ()
+        for delta in deltas:
+            self._fragment(delta.index, delta.id or '', delta.name or '', delta.arguments)
+        for call in chat.tool_calls:
+            self._whole_call(call)
+
+    def _fragment(self, index: int, call_id: str, name: str, arguments: str) -> None:
+        emit, round_no = self.engine.emit, self.engine.rounds
+        assert emit is not None
+        state = self.calls.get(index)
+        if state is None:
+            state = self.calls[index] = _CallArguments()
+            emit(ToolCallStarted(round_no, index, call_id, name))
+        if arguments:
+            emit(ToolCallArgumentsDelta(round_no, index, arguments, state.feed(arguments)))
+
+    def _whole_call(self, call: ToolCall) -> None:
+        """A whole call in a chunk: started now, or the rest of its arguments after its fragments."""
+        index, self.whole = self.whole, self.whole + 1
+        state = self.calls.get(index)
+        if state is None:
+            self._fragment(index, call.id, call.name, call.arguments)
+        else:
+            self._rest(index, state, call.arguments)
+
+    def close_calls(self, calls: tuple[ToolCall, ...]) -> None:
+        """Before ``ToolCallReady``: the argument text the fragments did not carry (when they were a prefix)."""
+        for index, call in enumerate(calls):
+            state = self.calls.get(index)
+            if state is None:
+                self._fragment(index, call.id, call.name, call.arguments)
+            elif index >= self.whole:
+                self._rest(index, state, call.arguments)
+
+    def _rest(self, index: int, state: _CallArguments, arguments: str) -> None:
+        emit = self.engine.emit
+        assert emit is not None
+        seen = state.text
+        if len(arguments) > len(seen) and arguments.startswith(seen):
+            rest = arguments[len(seen) :]
+            emit(ToolCallArgumentsDelta(self.engine.rounds, index, rest, state.feed(rest)))
+
+
+class _CallArguments:
+    """The argument text of one streamed call so far, and its partial parse (see :func:`_partial_parser`)."""
+
+    def __init__(self) -> None:
+        self.text = ''
+        self._parser = _partial_parser()
+
+    def feed(self, fragment: str) -> Any:
+        self.text += fragment
+        return self._parser(fragment)
+
+
+def _partial_parser() -> Callable[[str], Any]:
+    """A function of the next argument fragment returning the arguments parsed so far (partial mode).
+
+    ``None`` once the text so far is not a prefix of a JSON object. The one place that computes
+    ``ToolCallArgumentsDelta.partial``.
+    """
+    text: list[str] = []
+    failed = False
+
+    def feed(fragment: str) -> Any:
+        nonlocal failed
+        if failed:
+            return None
+        text.append(fragment)
+        try:
+            return parse_arguments(''.join(text), 'partial')
+        except ToolArgumentsError:
+            failed = True
+            return None
+
+    return feed
+
+
+class _ToolEvents:
+    """The manager's listener for one round: ``ToolExecutionStarted``/``ToolResult`` with each call's duration.
+
+    Thread-safe: calls that run in worker threads hand their events to ``loop`` (when given).
+    """
+
+    def __init__(self, round_no: int, emit: Callable[[RunEvent], None], loop: asyncio.AbstractEventLoop | None) -> None:
+        self.round = round_no
+        self.emit = emit
+        self.loop = loop
+        self.thread = threading.get_ident()
+        self.starts: dict[int, float] = {}
+        self.reported: set[str] = set()
+
+    def started(self, call: ToolCall) -> None:
+        self.starts[id(call)] = time.perf_counter()
+        self._post(ToolExecutionStarted(self.round, call))
+
+    def finished(self, call: ToolCall, response: ToolResponse) -> None:
+        self.reported.add(call.id)
+        start = self.starts.pop(id(call), None)
+        duration = time.perf_counter() - start if start is not None else 0.0
+        self._post(_tool_result(self.round, response, duration))
+
+    def _post(self, event: RunEvent) -> None:
+        if self.loop is None or threading.get_ident() == self.thread:
+            self.emit(event)
+        else:
+            self.loop.call_soon_threadsafe(self.emit, event)
+
+
+def _tool_result(round_no: int, response: ToolResponse, duration: float) -> ToolResult:
+    return ToolResult(
+        round_no, response.id, response.name, response.response_data, response.is_error, response.error_type, duration
+    )
+
+
+def _parsed(arguments: str) -> Any:
+    """Complete arguments parsed (lenient mode), ``None`` when they are not a JSON object."""
+    try:
+        return parse_arguments(arguments or '{}', 'lenient')
+    except ToolArgumentsError:
+        return None
+
+
+def _canonical_arguments(arguments: str) -> str:
+    """Arguments compared by value: key order and spacing do not matter."""
+    try:
+        return orjson.dumps(orjson.loads(arguments or '{}'), option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONDecodeError:
+        return arguments.strip()
+
+
+def _chat(response: ChatClientResponse) -> ChatResponse:
+    if response.chat_response is None:
+        raise ValueError('the chain returned no ChatResponse for a tool-calling round')
+    return response.chat_response
