@@ -10,14 +10,22 @@ their orders; when a memory advisor sits below the tool advisor (higher order, i
 tool advisor's own conversation history is turned off for that request, since the memory rebuilds
 it. Per-request settings never change the builder's defaults. The terminal model advisors sit at
 ``LOWEST_PRECEDENCE``.
+
+Run events (:mod:`toolweave.events`): ``call(on_event=handler)``, ``acall(on_event=handler)`` and
+``stream().events()``. Streams iterate with ``async for`` on your event loop, or with a plain ``for``
+in synchronous code (the stream then runs on a private event loop in a background thread).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+import concurrent.futures
+import contextvars
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
 from toolweave.advisors.chain import DefaultAroundAdvisorChain
@@ -29,10 +37,23 @@ from toolweave.chat.model import ChatModel
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
+from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.provider import to_tool_callbacks
 
-__all__ = ['CallResponse', 'ChatClient', 'ChatClientBuilder', 'ChatClientRequestSpec', 'StreamResponse']
+__all__ = [
+    'CallResponse',
+    'ChatClient',
+    'ChatClientBuilder',
+    'ChatClientRequestSpec',
+    'StreamIterator',
+    'StreamResponse',
+]
+
+logger = logging.getLogger('toolweave.events')
+_T = TypeVar('_T')
+_CLOSE_TIMEOUT = 30.0
+"""Seconds a synchronous stream waits for its upstream to close (or a cancelled step to stop) before giving up."""
 
 
 @dataclass(frozen=True)
@@ -187,28 +208,48 @@ class ChatClientRequestSpec:
         self._advisor_params[key] = value
         return self
 
-    def call(self) -> CallResponse:
-        """Run the chain, blocking."""
-        request, chain = self._assemble(stream=False)
+    def call(self, *, on_event: EventHandler | None = None) -> CallResponse:
+        """Run the chain, blocking.
+
+        Args:
+            on_event: Called with every run event (:mod:`toolweave.events`), in order, in this thread.
+                An exception it raises is logged (logger ``toolweave.events``) and the run goes on.
+        """
+        request, chain = self._assemble(stream=False, on_event=on_event)
         return CallResponse(chain.next_call(request))
 
-    async def acall(self) -> CallResponse:
-        """Run the chain on the running event loop."""
-        request, chain = self._assemble(stream=False)
+    async def acall(self, *, on_event: EventHandler | None = None) -> CallResponse:
+        """Run the chain on the running event loop.
+
+        Args:
+            on_event: As :meth:`call`; called on the event loop's thread (also for tools run in worker threads).
+        """
+        request, chain = self._assemble(stream=False, on_event=on_event)
         return CallResponse(await chain.anext_call(request))
 
     def stream(self) -> StreamResponse:
-        """Run the chain streaming; iterate the result's ``content()`` or ``chat_responses()``."""
+        """Run the chain streaming; iterate one of the result's views: ``content()``, ``events()``, ``chat_responses()``."""
         request, chain = self._assemble(stream=True)
-        return StreamResponse(chain.next_stream(request))
 
-    def _assemble(self, *, stream: bool) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain]:
+        def start(on_event: EventHandler | None) -> AsyncIterator[ChatClientResponse]:
+            if on_event is None:
+                return chain.next_stream(request)
+            return chain.next_stream(replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event}))
+
+        return StreamResponse(start)
+
+    def _assemble(
+        self, *, stream: bool, on_event: EventHandler | None = None
+    ) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain]:
         messages: list[Message] = [SystemMessage(self._system)] if self._system else []
         messages.extend(self._messages)
         prompt = Prompt(tuple(messages), self._tool_options())
         terminal: Advisor = ChatModelStreamAdvisor(self._model) if stream else ChatModelCallAdvisor(self._model)
         chain = DefaultAroundAdvisorChain([*self._chain_advisors(), terminal])
-        return ChatClientRequest(prompt, dict(self._advisor_params)), chain
+        context = dict(self._advisor_params)
+        if on_event is not None:
+            context[ON_EVENT_CONTEXT_KEY] = _logging_errors(on_event)
+        return ChatClientRequest(prompt, context), chain
 
     def _tool_options(self) -> ToolCallingChatOptions:
         base = self._options or ChatOptions()
@@ -277,36 +318,205 @@ class CallResponse:
 
 
 class StreamResponse:
-    """A streaming call; iterate one of the views once."""
+    """A streaming call; iterate one of its views, once, with ``async for`` or (in synchronous code) ``for``.
 
-    def __init__(self, responses: AsyncIterator[ChatClientResponse]) -> None:
-        self._responses = responses
+    >>> for piece in client.prompt('Weather in Oslo?').tools(get_weather).stream().content():  # doctest: +SKIP
+    ...     print(piece, end='')
 
-    async def chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
+    Args:
+        start: Starts the run: the chain's responses, given the run's event handler (or ``None``).
+    """
+
+    def __init__(self, start: Callable[[EventHandler | None], AsyncIterator[ChatClientResponse]]) -> None:
+        self._start = start
+        self._started = False
+
+    def _responses(self, on_event: EventHandler | None = None) -> AsyncIterator[ChatClientResponse]:
+        if self._started:
+            raise RuntimeError('this stream was iterated already: call stream() again for another run')
+        self._started = True
+        return self._start(on_event)
+
+    def chat_client_responses(self) -> StreamIterator[ChatClientResponse]:
         """Every response with its advisor context."""
-        async for response in self._responses:
-            yield response
+        return StreamIterator(self._chat_client_responses)
 
-    async def chat_responses(self) -> AsyncIterator[ChatResponse]:
+    def chat_responses(self) -> StreamIterator[ChatResponse]:
         """Every chunk; the last ones carry the finish reason and the usage summed over rounds."""
-        async for response in self._responses:
-            if response.chat_response is not None:
-                yield response.chat_response
+        return StreamIterator(self._chat_responses)
 
-    async def content(self) -> AsyncIterator[str]:
-        """The answer text as it arrives (empty pieces skipped)."""
-        async for chat in self.chat_responses():
-            if chat.text:
-                yield chat.text
+    def content(self) -> StreamIterator[str]:
+        """The answer text as it arrives (empty pieces skipped); text only, never tool calls."""
+        return StreamIterator(self._content)
+
+    def events(self) -> StreamIterator[RunEvent]:
+        """The run as typed events (:mod:`toolweave.events`), as they happen, ``RunFinished`` last.
+
+        Tool results arrive while the tools run (not with the next chunk). An error of the run is
+        raised after the events that came before it.
+        """
+        return StreamIterator(self._events)
 
     def collect(self) -> str:
         """Blocking helper: run the stream to the end and return the whole text.
 
         Raises:
-            RuntimeError: called from a running event loop (iterate ``content()`` there instead).
+            RuntimeError: called from a running event loop (there, ``await stream.acollect()``).
         """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return ''.join(self.content())
+        raise RuntimeError(
+            'StreamResponse.collect() blocks and cannot run inside a running event loop: '
+            'use `await stream.acollect()` or `async for piece in stream.content()`'
+        )
 
-        async def gather() -> str:
-            return ''.join([piece async for piece in self.content()])
+    async def acollect(self) -> str:
+        """Run the stream to the end on the running event loop and return the whole text."""
+        return ''.join([piece async for piece in self.content()])
 
-        return asyncio.run(gather())
+    async def _chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
+        responses = self._responses()
+        try:
+            async for response in responses:
+                yield response
+        finally:
+            await _aclose(responses)
+
+    async def _chat_responses(self) -> AsyncIterator[ChatResponse]:
+        async for response in self._chat_client_responses():
+            if response.chat_response is not None:
+                yield response.chat_response
+
+    async def _content(self) -> AsyncIterator[str]:
+        async for chat in self._chat_responses():
+            if chat.text:
+                yield chat.text
+
+    async def _events(self) -> AsyncIterator[RunEvent]:
+        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        responses = self._responses(queue.put_nowait)
+
+        async def run() -> None:
+            try:
+                async for _ in responses:
+                    pass
+            finally:
+                await _aclose(responses)
+
+        task = asyncio.ensure_future(run())  # the run goes on while the consumer waits for events
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            task.result()  # the run's error, after the events before it
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task], timeout=_CLOSE_TIMEOUT)
+
+
+class StreamIterator(Generic[_T]):
+    """One view of a stream: iterate it with ``async for`` on your event loop, or ``for`` in synchronous code.
+
+    With ``for``, the stream runs on a private event loop in a background thread (as the openai SDK's
+    sync streams run over their own client), one item at a time; leaving the loop early (``break``,
+    an exception, ``close()``) closes the upstream stream, and with it the provider's connection,
+    before the loop exits.
+    """
+
+    def __init__(self, make: Callable[[], AsyncIterator[_T]]) -> None:
+        self._make = make
+        self._running: AsyncIterator[_T] | None = None
+
+    def __aiter__(self) -> StreamIterator[_T]:
+        return self
+
+    async def __anext__(self) -> _T:
+        if self._running is None:
+            self._running = self._make()
+        return await self._running.__anext__()
+
+    async def aclose(self) -> None:
+        """Close the stream (its provider connection included) before it ended."""
+        if self._running is not None:
+            await _aclose(self._running)
+
+    def __iter__(self) -> Iterator[_T]:
+        return _iterate_in_thread(self._make)
+
+
+def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
+    """Pull the items of ``make()`` one by one from a private event loop in a daemon thread."""
+    runner = _LoopThread()
+    items = make()
+    try:
+        while True:
+            future = asyncio.run_coroutine_threadsafe(_next_item(items), runner.loop)
+            try:
+                done, item = future.result()
+            except BaseException:  # the stream's own error, or e.g. KeyboardInterrupt while waiting
+                future.cancel()
+                concurrent.futures.wait([future], timeout=_CLOSE_TIMEOUT)
+                raise
+            if done:
+                return
+            yield cast(_T, item)
+    finally:
+        try:
+            asyncio.run_coroutine_threadsafe(_aclose(items), runner.loop).result(_CLOSE_TIMEOUT)
+        finally:
+            runner.stop()
+
+
+class _LoopThread:
+    """A private event loop running in a daemon thread, in a copy of the creator's context variables."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._run,), name='toolweave-stream', daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+                self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            finally:
+                self.loop.close()
+
+    def stop(self) -> None:
+        """Stop the loop and wait (bounded) for its thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(_CLOSE_TIMEOUT)
+
+
+async def _next_item(items: AsyncIterator[_T]) -> tuple[bool, _T | None]:
+    """``(False, item)``, or ``(True, None)`` at the end."""
+    try:
+        return False, await items.__anext__()
+    except StopAsyncIteration:
+        return True, None
+
+
+async def _aclose(items: AsyncIterator[Any]) -> None:
+    aclose = getattr(items, 'aclose', None)
+    if aclose is not None:
+        await aclose()
+
+
+def _logging_errors(handler: EventHandler) -> EventHandler:
+    """``handler``, with an exception it raises logged instead of ending the run."""
+
+    def emit(event: RunEvent) -> None:
+        try:
+            handler(event)
+        except Exception:
+            logger.exception('on_event handler raised on a %s event; the run goes on', event.kind)
+
+    return emit
