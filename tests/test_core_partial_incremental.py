@@ -319,3 +319,30 @@ def test_open_string_is_extended_without_changing_earlier_results() -> None:
         {'t': 'abé😀c', 'n': [1, {'x': 'y'}]},
     ]
     assert seen[5]['n'][1] is seen[6]['n'][1]  # a closed container is shared, never rebuilt
+
+
+LONG_AFTER = ', "pad": "' + 'abcdéfgh😀' * 8 + '"}'
+
+
+@pytest.mark.parametrize(
+    ('text', 'max_depth'),
+    [
+        ('{"a": "\\ud83dx' + LONG_AFTER, 200),  # a lone surrogate, then more text
+        ('{"a": 01' + LONG_AFTER, 200),
+        ('{"a": 1}' + ' ' * 30 + 'x' + LONG_AFTER, 200),  # trailing data
+        ('{"a": [1 2' + LONG_AFTER, 200),
+        ('{"a": "x\x01y' + LONG_AFTER, 200),  # a raw control character
+        ('[1, 2]' + ' ' * 40 + LONG_AFTER, 200),  # not an object, then not JSON at all
+        ('"' + 'x' * 40 + '"' + LONG_AFTER, 200),
+        ('{"a": [[[[[' + '1' + LONG_AFTER, 3),  # too deep for the limit
+        ('{"a": ' + '[' * 30 + LONG_AFTER, 200),
+    ],
+)
+def test_an_error_followed_by_more_text_is_the_one_shot_error_at_every_ask(text: str, max_depth: int) -> None:
+    prefixes = [text[: i + 1] for i in range(len(text))]
+    for name, impl in IMPLEMENTATIONS.items():
+        expected = [
+            outcome(functools.partial(impl.parse_arguments, p, 'partial', max_depth=max_depth)) for p in prefixes
+        ]
+        assert anthropic_asks(name, list(text), max_depth) == expected
+        assert isinstance(expected[-1], tuple)  # the whole text is an error

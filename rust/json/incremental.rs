@@ -136,6 +136,11 @@ impl Scanner {
             && t[self.pos - self.fingerprint.len()..self.pos] == self.fingerprint[..]
     }
 
+    /// True once the top-level `{` was scanned.
+    pub fn opened(&self) -> bool {
+        self.state != State::Start
+    }
+
     /// Scan what `text` added since the previous call (`text` must [`Self::extends`] it), with
     /// values nested at most `max_depth` levels deep (the top-level object is depth 0).
     ///

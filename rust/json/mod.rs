@@ -59,7 +59,7 @@ pub const MAX_INT_DIGITS: usize = 4300;
 pub const NUMBER_TOO_LARGE: &str = "number too large (more than 4300 integer digits)";
 
 /// Characters shown either side of an error position.
-const EXCERPT_RADIUS: usize = 20;
+pub const EXCERPT_RADIUS: usize = 20;
 
 /// True when `text` holds only JSON whitespace (or nothing).
 pub fn is_blank(text: &[u8]) -> bool {

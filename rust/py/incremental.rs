@@ -25,7 +25,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::json::{loads, parse_mode, Mode};
+use crate::errors::CoreError;
 use crate::json::incremental::{Builder, Progress, Scanner, Tail, Unhandled};
+use crate::json::EXCERPT_RADIUS;
 
 struct Frame {
     is_object: bool,
@@ -210,6 +212,8 @@ pub(crate) struct Incremental {
     values: Values,
     /// The text is not handled incrementally (invalid, too deep, not an object): one-shot path.
     unhandled: bool,
+    /// The one-shot error, once no extension of the text can change it ([`is_final`]).
+    error: Option<CoreError>,
     /// The last result, with the length and last bytes of the text it was for: asking again
     /// before more text arrived returns the same object.
     last: Option<(usize, Vec<u8>, Py<PyDict>)>,
@@ -248,6 +252,9 @@ impl Incremental {
         if !self.scanner.extends(text) {
             *self = Self::default();
         }
+        if let Some(e) = &self.error {
+            return Err(e.clone().into());
+        }
         if !self.unhandled {
             let mut session = Session {
                 py,
@@ -262,6 +269,28 @@ impl Incremental {
                 Err(Unhandled) => self.unhandled = true,
             }
         }
-        parse_mode(py, text, Mode::Partial, max_depth)
+        parse_mode(py, text, Mode::Partial, max_depth).map_err(|e| {
+            if self.scanner.opened() && is_final(&e, text) {
+                self.error = Some(e.clone());
+            }
+            e.into()
+        })
     }
+}
+
+/// Whether every extension of `text` has the same one-shot error `e`, given that the text opened
+/// its top-level object (so the scanner left it to the one-shot parser for a reason found in
+/// complete tokens: a syntax error, a scalar jiter rejects, a lone surrogate, nesting too deep,
+/// text after the object), so asking again after more text need not parse it again (an invalid
+/// text grows by whatever the model still sends).
+///
+/// The strict scanner reports the first error in text order, found in those same complete
+/// tokens, and the message quotes [`EXCERPT_RADIUS`] characters after the position: the error is
+/// final once more than that many characters follow it. (Before the top-level `{`, an error can
+/// still depend on the end of the text: `"abc` is an unterminated string, `"abc"` not an object.)
+fn is_final(e: &CoreError, text: &str) -> bool {
+    let CoreError::InvalidArguments { position, .. } = e else {
+        return false;
+    };
+    text.chars().skip(*position).nth(EXCERPT_RADIUS).is_some()
 }

@@ -5,6 +5,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 
+use crate::errors::CoreError;
 use crate::json;
 
 /// Strict JSON straight to Python objects; short strings (keys and values) are cached.
@@ -48,18 +49,22 @@ fn deeper_than_parsed(text: &str, max_depth: usize) -> Option<usize> {
         .flatten()
 }
 
-fn parse_str<'py>(py: Python<'py>, text: &str, max_depth: usize) -> PyResult<Bound<'py, PyDict>> {
+fn parse_str<'py>(
+    py: Python<'py>,
+    text: &str,
+    max_depth: usize,
+) -> Result<Bound<'py, PyDict>, CoreError> {
     if json::is_blank(text.as_bytes()) {
         return Ok(PyDict::new(py));
     }
     match loads(py, text.as_bytes()) {
         Ok(v) => {
             if let Some(pos) = deeper_than_parsed(text, max_depth) {
-                return Err(json::make_error(text, pos, &json::depth_reason(max_depth)).into());
+                return Err(json::make_error(text, pos, &json::depth_reason(max_depth)));
             }
             match v.cast_into::<PyDict>() {
                 Ok(d) => Ok(d),
-                Err(e) => Err(json::not_an_object(text, kind_of(&e.into_inner())).into()),
+                Err(e) => Err(json::not_an_object(text, kind_of(&e.into_inner()))),
             }
         }
         Err(e) => {
@@ -68,7 +73,7 @@ fn parse_str<'py>(py: Python<'py>, text: &str, max_depth: usize) -> PyResult<Bou
             } else {
                 json::error_within(text, e.index, max_depth)
             };
-            Err(err.into())
+            Err(err)
         }
     }
 }
@@ -113,7 +118,7 @@ pub(crate) fn parse_mode<'py>(
     text: &str,
     mode: Mode,
     max_depth: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> Result<Bound<'py, PyDict>, CoreError> {
     if mode == Mode::Strict || json::is_blank(text.as_bytes()) {
         return parse_str(py, text, max_depth);
     }
@@ -178,7 +183,7 @@ pub fn parse_arguments<'py>(
     }
     if let Ok(s) = text.cast::<PyString>() {
         if let Ok(t) = s.to_str() {
-            return parse_mode(py, t, mode, max_depth);
+            return Ok(parse_mode(py, t, mode, max_depth)?);
         }
         // A lone surrogate: not encodable as UTF-8.
         let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
@@ -191,7 +196,7 @@ pub fn parse_arguments<'py>(
     } else if let Ok(b) = text.cast::<PyBytes>() {
         let data = b.as_bytes();
         match std::str::from_utf8(data) {
-            Ok(t) => parse_mode(py, t, mode, max_depth),
+            Ok(t) => Ok(parse_mode(py, t, mode, max_depth)?),
             Err(e) => Err(json::invalid_utf8(data, e.valid_up_to()).into()),
         }
     } else {

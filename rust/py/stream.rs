@@ -378,9 +378,12 @@ impl StreamAggregator {
         };
         match (text, index) {
             // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
-            (Some((a, true)), _) => {
-                super::json::parse_mode(py, a, super::json::Mode::Partial, max_depth)
-            }
+            (Some((a, true)), _) => Ok(super::json::parse_mode(
+                py,
+                a,
+                super::json::Mode::Partial,
+                max_depth,
+            )?),
             (Some((a, false)), Some(i)) => {
                 if this.partials.len() <= i {
                     this.partials.resize_with(i + 1, Incremental::default);
