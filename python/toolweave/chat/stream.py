@@ -69,10 +69,9 @@ class ToolCallDeltas:
     ``openai-chat`` ``choices[0].delta.tool_calls`` fragments (merged by ``index``, else a known ``id``,
     else a new ``id`` starts a call and an anonymous fragment continues the last one); ``openai-responses``
     ``function_call`` output items and their ``function_call_arguments.delta`` events (by ``output_index``);
-    ``anthropic`` ``tool_use`` blocks and their ``input_json_delta`` pieces (by block index); ``gemini``
-    ``functionCall`` parts and ``ollama`` ``message.tool_calls`` (whole calls: the arguments object as one
-    compact JSON piece). Arguments that arrive only as a whole at the end (Gemini ``partialArgs``, a
-    ``...done`` event) are not fragments: the final chunk has them.
+    ``anthropic`` ``tool_use`` blocks and their ``input_json_delta`` pieces (by block index). ``gemini``
+    and ``ollama`` send each call whole, so they have no fragments (nor do arguments that arrive only as a
+    whole, in a ``...done`` event): the final chunk has those calls.
 
     >>> deltas = ToolCallDeltas('openai-chat')
     >>> deltas.feed({'choices': [{'delta': {'tool_calls': [{'index': 0, 'id': 'c1', 'function': {'name': 'f'}}]}}]})
@@ -105,7 +104,7 @@ class ToolCallDeltas:
             return self._responses(payload)
         if self._format == 'anthropic':
             return self._anthropic(payload)
-        return self._whole_calls(payload)
+        return ()
 
     def _new(self, key: object | None) -> int:
         index = self._calls
@@ -180,30 +179,6 @@ class ToolCallDeltas:
                 piece = _text(delta.get('partial_json'))
                 return (ToolCallDelta(self._by_key[key], None, None, piece),) if piece else ()
         return ()
-
-    def _whole_calls(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
-        """Gemini ``functionCall`` parts and Ollama ``message.tool_calls``: each a whole call."""
-        out: list[ToolCallDelta] = []
-        if self._format == 'gemini':
-            candidates = payload.get('candidates')
-            first = candidates[0] if isinstance(candidates, list) and candidates else None
-            content = first.get('content') if isinstance(first, Mapping) and first.get('index', 0) == 0 else None
-            parts = content.get('parts') if isinstance(content, Mapping) else None
-            for part in parts if isinstance(parts, list) else ():
-                call = part.get('functionCall') if isinstance(part, Mapping) else None
-                if isinstance(call, Mapping) and _text(call.get('name')):
-                    out.append(self._whole(call.get('id'), call['name'], call.get('args')))
-            return tuple(out)
-        message = payload.get('message')
-        calls = message.get('tool_calls') if isinstance(message, Mapping) else None
-        for entry in calls if isinstance(calls, list) else ():
-            function = entry.get('function') if isinstance(entry, Mapping) else None
-            if isinstance(function, Mapping):
-                out.append(self._whole(entry.get('id'), function.get('name'), function.get('arguments')))
-        return tuple(out)
-
-    def _whole(self, call_id: Any, name: Any, arguments: Any) -> ToolCallDelta:
-        return ToolCallDelta(self._new(None), _text(call_id) or None, _text(name) or None, _argument_text(arguments))
 
 
 def _text(value: Any) -> str | None:

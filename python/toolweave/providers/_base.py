@@ -24,7 +24,7 @@ from toolweave.chat.messages import AssistantMessage
 from toolweave.chat.options import ChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
-from toolweave.chat.stream import StreamAggregator, aggregate_to_chat_response
+from toolweave.chat.stream import StreamAggregator, ToolCallDeltas, aggregate_to_chat_response, tool_call_delta_chunk
 from toolweave.exceptions import (
     IncompleteStreamError,
     ProviderError,
@@ -260,8 +260,9 @@ class HttpChatModel:
         """Send ``prompt`` as a stream and yield chunks as they arrive.
 
         Yields:
-            One chunk per payload that carries text (``output.content``) or reasoning
-            (``output.metadata['reasoning']``), then one final chunk (see :meth:`final_chunk`).
+            One chunk per payload that carries text (``output.content``), reasoning
+            (``output.metadata['reasoning']``) or tool-call fragments (response metadata
+            ``tool_call_deltas``, see :mod:`toolweave.chat.stream`), then one final chunk (see :meth:`final_chunk`).
 
         Raises:
             ProviderError: Before the first chunk, as :meth:`call` (retried the same way). After it,
@@ -273,6 +274,7 @@ class HttpChatModel:
         """
         url, content, headers = self._prepare(prompt, True)
         aggregator = self.new_aggregator()
+        fragments = ToolCallDeltas(self.stream_format)  # tool-call fragments ride along for the run events
         delivered: list[str] = []
         transport = self._transport
         async with (
@@ -284,7 +286,7 @@ class HttpChatModel:
                     raw = await transport.next_chunk(body, deadline, url)
                 except ProviderError as failure:
                     raise self._with_partial(failure, delivered)  # noqa: B904 - typed and redacted already
-                chunks, error = self._feed(aggregator, raw, response)
+                chunks, error = self._feed(aggregator, raw, response, fragments)
                 for chunk in chunks:
                     delivered.append(chunk.text)
                     yield chunk
@@ -313,7 +315,7 @@ class HttpChatModel:
         return error
 
     def _feed(
-        self, aggregator: Any, raw: bytes | None, response: httpx.Response
+        self, aggregator: Any, raw: bytes | None, response: httpx.Response, fragments: ToolCallDeltas
     ) -> tuple[list[ChatResponse], ProviderError | None]:
         """Feed bytes (``None`` = end); the delta chunks of the completed payloads and the core's error.
 
@@ -345,7 +347,9 @@ class HttpChatModel:
                 provider=self.provider,
                 request_id=request_id_of(response.headers),
             )
-        chunks = [self.delta_chunk(p) for p in payloads if isinstance(p, Mapping)]
+        chunks = [
+            tool_call_delta_chunk(self.delta_chunk(p), fragments.feed(p)) for p in payloads if isinstance(p, Mapping)
+        ]
         return [c for c in chunks if c is not None], error
 
     def close(self) -> None:
