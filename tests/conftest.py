@@ -9,3 +9,8 @@ __all__ = ['core']
 from provider_fixtures import server
 
 __all__ += ['server']
+
+# --- tool loop (tests/test_tool_loop.py, test_loop_guards.py, test_events.py, ...): `run_loop` over call/acall/stream ---
+from loop_fixtures import run_loop
+
+__all__ += ['run_loop']

@@ -20,7 +20,6 @@ from toolweave.providers import ScriptedChatModel
 from toolweave.tools import DefaultToolCallingManager, ToolCallLimitBehavior, ToolCallLimits
 
 S = ScriptedChatModel
-MODES = ['call', 'acall', 'stream']
 calls: list[int] = []
 
 
@@ -36,29 +35,16 @@ def other(n: int) -> str:
     return f'other {n}'
 
 
-def final(spec, mode):
-    if mode == 'call':
-        return spec.call().chat_response()
-    if mode == 'acall':
-        return asyncio.run(spec.acall()).chat_response()
-
-    async def run():
-        return [r async for r in spec.stream().chat_responses()]
-
-    return [c for c in asyncio.run(run()) if c.generations][-1]
-
-
 def client_with(model, **advisor_args):
     return ChatClient.builder(model).tool_calling_advisor(ToolCallingAdvisor(**advisor_args)).build()
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_max_rounds_ends_a_loop_that_limits_cannot_end(mode):
+def test_max_rounds_ends_a_loop_that_limits_cannot_end(run_loop):
     calls.clear()
     limits = ToolCallLimits().exclude_tool_from_limit('ping').with_behavior(ToolCallLimitBehavior.RETURN_ERROR_RESPONSE)
     model = ScriptedChatModel([S.tool_call_response('ping', {'n': i}) for i in range(5)])
     client = client_with(model, tool_calling_manager=DefaultToolCallingManager(limits=limits), max_rounds=3)
-    chat = final(client.prompt('go').tools(ping), mode)
+    chat = run_loop(client.prompt('go').tools(ping)).response
     assert chat.result.finish_reason == MAX_ROUNDS_FINISH_REASON == 'maxRoundsReached'
     assert chat.text == 'Tool-calling loop stopped: the model still asked for tools after 3 rounds (max_rounds=3).'
     assert [c.name for c in chat.result.metadata['pendingToolCalls']] == ['ping']
@@ -66,8 +52,7 @@ def test_max_rounds_ends_a_loop_that_limits_cannot_end(mode):
     assert model.remaining == 2
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_identical_calls_in_a_row_end_the_loop(mode):
+def test_identical_calls_in_a_row_end_the_loop(run_loop):
     calls.clear()
     model = ScriptedChatModel(
         [
@@ -77,7 +62,7 @@ def test_identical_calls_in_a_row_end_the_loop(mode):
             S.text_response('never'),
         ]
     )
-    chat = final(client_with(model, max_identical_tool_calls=3).prompt('go').tools(ping), mode)
+    chat = run_loop(client_with(model, max_identical_tool_calls=3).prompt('go').tools(ping)).response
     assert chat.result.finish_reason == REPEATED_TOOL_CALL_FINISH_REASON == 'repeatedToolCall'
     assert chat.text == "Tool-calling loop stopped: tool 'ping' was called 3 times in a row with identical arguments."
     assert chat.result.metadata['repeatedToolCall'] == 'ping'
@@ -85,7 +70,7 @@ def test_identical_calls_in_a_row_end_the_loop(mode):
     assert model.remaining == 1
 
 
-def test_a_different_call_resets_the_streak():
+def test_a_different_call_resets_the_streak(run_loop):
     calls.clear()
     model = ScriptedChatModel(
         [
@@ -96,8 +81,8 @@ def test_a_different_call_resets_the_streak():
             S.text_response('done'),
         ]
     )
-    response = client_with(model, max_identical_tool_calls=2).prompt('go').tools(ping, other).call()
-    assert response.content() == 'done'
+    result = run_loop(client_with(model, max_identical_tool_calls=2).prompt('go').tools(ping, other))
+    assert result.text == 'done'
     assert calls == [1, 2, 1, 1]
 
 
@@ -137,14 +122,13 @@ def test_two_tool_advisors_error_lists_names_and_orders():
     )
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round(mode):
+def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round(run_loop):
     model = ScriptedChatModel([S.tool_call_response('ping', {'n': 7}, 'c1'), S.text_response('pong received')])
     template = ToolCallingAdvisor()
     memory = MessageWindowChatMemory()
     inner_memory = MessageChatMemoryAdvisor(memory, order=ToolCallingAdvisor.DEFAULT_ORDER + 1)
     client = ChatClient.builder(model).default_system('sys').tool_calling_advisor(template).build()
-    final(client.prompt('go').tools(ping).advisors(inner_memory, chat_memory_conversation_id='u1'), mode)
+    run_loop(client.prompt('go').tools(ping).advisors(inner_memory, chat_memory_conversation_id='u1'))
     assert template.conversation_history_enabled is True  # the builder's template is untouched
     second = model.prompts[1].messages
     assert [type(m).__name__ for m in second] == [
@@ -164,13 +148,12 @@ def test_memory_inside_the_loop_turns_tool_history_off_and_stores_every_round(mo
     assert memory.get('default') == []
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_memory_outside_the_loop_stores_user_and_final_answer_only(mode):
+def test_memory_outside_the_loop_stores_user_and_final_answer_only(run_loop):
     memory = MessageWindowChatMemory()
     memory.add('u2', [UserMessage('earlier'), AssistantMessage('earlier answer')])
     model = ScriptedChatModel([S.tool_call_response('ping', {'n': 3}, 'c1'), S.text_response('pong 3 it is')])
     client = ChatClient.builder(model).default_advisors(MessageChatMemoryAdvisor(memory)).build()
-    final(client.prompt('go').tools(ping).advisors(chat_memory_conversation_id='u2'), mode)
+    run_loop(client.prompt('go').tools(ping).advisors(chat_memory_conversation_id='u2'))
     assert [m.text for m in model.prompts[0].messages] == ['earlier', 'earlier answer', 'go']
     assert isinstance(model.prompts[1].messages[-1], ToolResponseMessage)
     assert [(type(m).__name__, m.text) for m in memory.get('u2')] == [
@@ -226,8 +209,7 @@ def spans(monkeypatch):
     return tracer, exporter
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_one_span_per_round_parents_the_tool_spans(spans, mode):
+def test_one_span_per_round_parents_the_tool_spans(spans, run_loop):
     tracer, exporter = spans
     model = ScriptedChatModel(
         [
@@ -238,7 +220,7 @@ def test_one_span_per_round_parents_the_tool_spans(spans, mode):
     )
     client = ChatClient.create(model)
     with tracer.start_as_current_span('app') as app:
-        final(client.prompt('go').tools(ping, other), mode)
+        run_loop(client.prompt('go').tools(ping, other))
     finished = {s.name + str(s.attributes.get('toolweave.round.number', '')): s for s in exporter.get_finished_spans()}
     names = sorted(s.name for s in exporter.get_finished_spans())
     assert names == ['app', 'execute_tool other', 'execute_tool ping', 'execute_tool ping'] + ['toolweave.round'] * 3
@@ -253,13 +235,12 @@ def test_one_span_per_round_parents_the_tool_spans(spans, mode):
     assert other_span.parent.span_id == rounds[1].context.span_id
 
 
-@pytest.mark.parametrize('mode', MODES)
-def test_client_runs_one_turns_tools_concurrently_in_async_paths(mode):
+def test_client_runs_one_turns_tools_concurrently_in_async_paths(run_loop):
     import threading
 
     barrier = threading.Barrier(3)
     # with call() the three calls run one after another, so a barrier of 3 would break: only async paths
-    if mode == 'call':
+    if run_loop.mode == 'call':
         barrier = threading.Barrier(1)
 
     @tool
@@ -278,7 +259,7 @@ def test_client_runs_one_turns_tools_concurrently_in_async_paths(mode):
             S.text_response('ok'),
         ]
     )
-    final(ChatClient.create(model).prompt('go').tools(wait_a, wait_b), mode)
+    run_loop(ChatClient.create(model).prompt('go').tools(wait_a, wait_b))
     responses = model.prompts[1].messages[-1].responses
     assert [r.response_data for r in responses] == ['a1', 'b2', 'a3']
 

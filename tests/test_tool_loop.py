@@ -52,14 +52,16 @@ def stream_all(spec) -> list:
     return asyncio.run(run())
 
 
-def test_blocking_loop_runs_tool_and_sums_usage():
+def test_loop_runs_tool_and_sums_usage(run_loop):
     model = ScriptedChatModel(two_round_script())
     client = ChatClient.builder(model).default_system('Be brief.').build()
-    response = client.prompt('Weather in Paris?').tools(get_weather).call()
-    assert response.content() == 'It is 18 C in Paris.'
-    chat = response.chat_response()
-    assert chat.usage == expected_total()
-    assert chat.metadata['toolCallingRounds'] == 2
+    result = run_loop(client.prompt('Weather in Paris?').tools(get_weather))
+    assert result.text == 'It is 18 C in Paris.'
+    assert result.usage == expected_total()
+    assert result.response.result.finish_reason == 'stop'
+    assert not any(c.has_tool_calls() for c in result.chunks)  # stream: tool-call chunks stay inside the loop
+    if run_loop.mode != 'stream':
+        assert result.response.metadata['toolCallingRounds'] == 2
     second = model.prompts[1].messages
     assert isinstance(second[-1], ToolResponseMessage)
     assert [(r.id, r.name, r.response_data) for r in second[-1].responses] == [('c1', 'get_weather', '18 C, sunny')]
@@ -72,19 +74,9 @@ def test_blocking_loop_runs_tool_and_sums_usage():
     assert [cb.tool_definition.name for cb in model.prompts[0].options.tool_callbacks] == ['get_weather']
 
 
-def test_async_loop_matches_blocking():
-    model = ScriptedChatModel(two_round_script())
-    client = ChatClient.create(model)
-    response = asyncio.run(client.prompt('Weather in Paris?').tools(get_weather).acall())
-    assert response.content() == 'It is 18 C in Paris.'
-    assert response.chat_response().usage == expected_total()
-
-
-def test_streaming_loop_hides_tool_chunks_and_sums_usage():
+def test_streaming_sums_usage_on_the_one_chunk_that_carries_it():
     model = ScriptedChatModel(two_round_script())
     chunks = stream_all(ChatClient.create(model).prompt('Weather in Paris?').tools(get_weather))
-    assert not any(c.has_tool_calls() for c in chunks)
-    assert ''.join(c.text for c in chunks) == 'It is 18 C in Paris.'
     assert [c.usage for c in chunks if c.usage is not None] == [expected_total()]
     assert chunks[-1].result.finish_reason == 'stop'
 
@@ -110,20 +102,18 @@ def test_stream_content_view():
     assert ''.join(asyncio.run(run())) == 'It is 18 C in Paris.'
 
 
-@pytest.mark.parametrize('mode', ['call', 'stream'])
-def test_return_direct_ends_loop_with_tool_output(mode):
+def test_return_direct_ends_loop_with_tool_output(run_loop):
     model = ScriptedChatModel([S.tool_call_response('open_ticket', {'subject': 'printer'}, 't1', usage=S.usage(9, 1))])
-    spec = ChatClient.create(model).prompt('Printer broken').tools(open_ticket)
-    chat = spec.call().chat_response() if mode == 'call' else stream_all(spec)[-1]
-    assert chat.result.output.content == 'TICKET-7: printer'
+    result = run_loop(ChatClient.create(model).prompt('Printer broken').tools(open_ticket))
+    chat = result.response
+    assert chat.result.output.content == result.text == 'TICKET-7: printer'
     assert chat.result.finish_reason == 'returnDirect'
     assert dict(chat.result.metadata) == {'toolId': 't1', 'toolName': 'open_ticket'}
-    assert chat.usage == Usage(9, 1, 10)
+    assert chat.usage == result.usage == Usage(9, 1, 10)
     assert len(model.prompts) == 1
 
 
-@pytest.mark.parametrize('mode', ['call', 'stream'])
-def test_limit_breach_becomes_final_generation(mode):
+def test_limit_breach_becomes_final_generation(run_loop):
     manager = DefaultToolCallingManager(limits=ToolCallLimits().max_calls_per_tool(1))
     model = ScriptedChatModel(
         [
@@ -131,8 +121,7 @@ def test_limit_breach_becomes_final_generation(mode):
         ]
     )
     client = ChatClient.builder(model).tool_calling_advisor(ToolCallingAdvisor(manager)).build()
-    spec = client.prompt('Both?').tools(get_weather)
-    chat = spec.call().chat_response() if mode == 'call' else stream_all(spec)[-1]
+    chat = run_loop(client.prompt('Both?').tools(get_weather)).response
     assert chat.result.finish_reason == 'toolCallLimitExceeded'
     assert chat.result.output.content == (
         "Tool call limit (1) exceeded for tool 'get_weather'. No further calls to this tool are allowed in this turn."
@@ -205,11 +194,11 @@ def test_hooks_blocking_and_streaming():
     assert advisor.events == ['init-s', 'before-s:1', 'before-s:3', 'final-s']
 
 
-def test_history_disabled_sends_system_and_last_message():
+def test_history_disabled_sends_system_and_last_message(run_loop):
     model = ScriptedChatModel(two_round_script())
     advisor = ToolCallingAdvisor(conversation_history_enabled=False)
     client = ChatClient.builder(model).default_system('sys').tool_calling_advisor(advisor).build()
-    client.prompt('q').tools(get_weather).call()
+    run_loop(client.prompt('q').tools(get_weather))
     assert [type(m).__name__ for m in model.prompts[1].messages] == ['SystemMessage', 'ToolResponseMessage']
 
 
@@ -328,7 +317,7 @@ def test_call_response_repr_shows_content_and_usage():
     assert repr(response) == f'CallResponse(content={response.content()!r}, usage={expected_total()!r})'
 
 
-def test_tool_context_reaches_tool_not_model():
+def test_tool_context_reaches_tool_not_model(run_loop):
     from toolweave.tools import ToolContext
 
     @tool
@@ -336,7 +325,7 @@ def test_tool_context_reaches_tool_not_model():
         return ctx['user']
 
     model = ScriptedChatModel([S.tool_call_response('whoami', {}), S.text_response('done')])
-    ChatClient.create(model).prompt('q').tools(whoami).tool_context({'user': 'ada'}).call()
+    run_loop(ChatClient.create(model).prompt('q').tools(whoami).tool_context({'user': 'ada'}))
     assert model.prompts[1].messages[-1].responses[0].response_data == 'ada'
     assert model.prompts[0].options.tool_callbacks[0].tool_definition.input_schema['properties'] == {}
 

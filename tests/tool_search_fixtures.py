@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
+from loop_fixtures import MODES as MODES
+from loop_fixtures import run_request
 from toolweave import ChatClient
 from toolweave.advisors import ToolSearchToolCallingAdvisor
-from toolweave.chat import ChatResponse, Prompt
+from toolweave.chat import Prompt
 from toolweave.providers import ScriptedChatModel
 from toolweave.tools import ToolContext, ToolDefinition, ToolMetadata
 
 S = ScriptedChatModel
 DATA = json.loads((Path(__file__).parent / 'data' / 'tool_search_set.json').read_text(encoding='utf-8'))
-MODES = ['call', 'acall', 'stream']
 
 
 class CatalogTool:
@@ -68,17 +68,10 @@ def make_client(model: ScriptedChatModel, advisor: ToolSearchToolCallingAdvisor)
 def run(client: ChatClient, mode: str, text: str | Any, tools: list, *advisors: Any, **params: Any) -> Any:
     """One request in ``mode``: the final ChatResponse (call/acall) or the text-carrying chunks (stream)."""
     spec = (client.prompt(text) if isinstance(text, str) else client.prompt().messages(*text)).tools(*tools)
-    spec = spec.advisors(*advisors, **params)
-    if mode == 'call':
-        return spec.call().chat_response()
-    if mode == 'acall':
-        return asyncio.run(spec.acall()).chat_response()
-
-    async def collect() -> list[ChatResponse]:
-        return [r async for r in spec.stream().chat_responses()]
-
-    chunks = asyncio.run(collect())
-    return [c for c in chunks if c.generations and c.result.output.text] or chunks
+    result = run_request(spec.advisors(*advisors, **params), mode)
+    if mode != 'stream':
+        return result.response
+    return [c for c in result.chunks if c.generations and c.result.output.text] or result.chunks
 
 
 def search_payload(prompt: Prompt) -> dict[str, Any]:

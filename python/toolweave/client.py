@@ -395,8 +395,8 @@ class StreamResponse:
                 yield chat.text
 
     async def _events(self) -> AsyncIterator[RunEvent]:
-        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-        responses = self._responses(queue.put_nowait)
+        queue = _EventQueue()
+        responses = self._responses(queue)
 
         async def run() -> None:
             try:
@@ -405,16 +405,28 @@ class StreamResponse:
             finally:
                 await _aclose(responses)
 
-        task = asyncio.ensure_future(run())  # the run goes on while the consumer waits for events
+        task = asyncio.ensure_future(run())  # the run goes on (tools too) while the consumer waits for events
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
                 yield event
+                queue.task_done()  # the consumer is back: this event was handled
             task.result()  # the run's error, after the events before it
         finally:
             if not task.done():
                 task.cancel()
                 await asyncio.wait([task], timeout=_CLOSE_TIMEOUT)
+
+
+class _EventQueue(asyncio.Queue[RunEvent | None]):
+    """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk."""
+
+    def __call__(self, event: RunEvent) -> None:
+        self.put_nowait(event)
+
+    async def drained(self) -> None:
+        """Return once the consumer has handled every event so far."""
+        await self.join()
 
 
 class StreamIterator(Generic[_T]):

@@ -231,7 +231,10 @@ EventHandler = Callable[[RunEvent], None]
 ON_EVENT_CONTEXT_KEY = 'toolweave.on_event'
 """The request-context key under which the tool loop finds the run's :data:`EventHandler`.
 
-``ChatClient`` puts ``on_event`` there; set it yourself when you drive an advisor chain by hand.
+``ChatClient`` puts ``on_event`` there; set it yourself when you drive an advisor chain by hand. A
+handler that also has an async ``drained()`` method paces a stream: the loop awaits it after each
+chunk's events, so a consumer reading events from a queue sees every live ``partial`` before the next
+fragment updates it (what ``stream().events()`` does).
 """
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ContextManager
@@ -116,6 +116,8 @@ class RoundEngine:
         self.chain = chain
         self.streaming = streaming
         self.emit: Callable[[RunEvent], None] | None = request.context.get(ON_EVENT_CONTEXT_KEY)
+        self.pace: Callable[[], Awaitable[None]] | None = getattr(self.emit, 'drained', None)
+        """The handler's ``drained()``, awaited by the streaming driver after each chunk (see ``events``)."""
         self._before: Callable[[ChatClientRequest, Any], ChatClientRequest]
         if streaming:
             self._before = advisor.do_before_stream

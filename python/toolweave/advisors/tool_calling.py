@@ -186,6 +186,8 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
                     chunk := await (_in_span(span, anext(chunks, None)) if traced else anext(chunks, None))
                 ) is not None:
                     forwarded = engine.on_chunk(chunk)
+                    if engine.pace is not None:
+                        await engine.pace()
                     if forwarded is not None:
                         yield forwarded
                 step: ExecuteTools | Finish | None = engine.on_stream_end()
