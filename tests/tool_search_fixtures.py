@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loop_fixtures import MODES as MODES
-from loop_fixtures import run_request
+from loop_fixtures import MODES, run_request
 from toolweave import ChatClient
 from toolweave.advisors import ToolSearchToolCallingAdvisor
 from toolweave.chat import Prompt
 from toolweave.providers import ScriptedChatModel
 from toolweave.tools import ToolContext, ToolDefinition, ToolMetadata
+
+__all__ = ['DATA', 'MODES', 'CatalogTool', 'S', 'catalog', 'make_client', 'names', 'run', 'search_payload', 'tool']
 
 S = ScriptedChatModel
 DATA = json.loads((Path(__file__).parent / 'data' / 'tool_search_set.json').read_text(encoding='utf-8'))
