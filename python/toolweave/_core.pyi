@@ -155,14 +155,19 @@ class StreamAggregator:
         """Arguments of tool call ``i`` (a position in ``result()['tool_calls']``) so far, in partial mode.
 
         Equal to ``parse_arguments(arguments_so_far, mode='partial')``, but incremental: each tool call
-        keeps a resumable parser (stack of open containers, completed members already converted), so a
-        call scans only the bytes added since the previous call and rebuilds only the open path
-        (one new ``dict``/``list`` per open level plus the unfinished trailing value). Asking after
-        every fragment therefore costs O(total length) over a stream instead of O(n^2). Containers
-        that were already closed are shared between successive results, and asking again before new
-        argument text arrived returns the same object: treat results as read-only (copy before
-        mutating). Invalid text, top-level non-objects and nesting deeper than 64 levels
-        take the one-shot path (same values and errors).
+        keeps a resumable parser, which scans each byte of the arguments once over the whole stream (a
+        string, key, number or run of whitespace still open resumes where the last call stopped) and
+        decodes each once (completed members are converted once and kept; the open string is a ``str``
+        extended by each new piece; only a number still being written is read again). Each call then builds only the open path: one new ``dict``/``list``
+        per open level (references to its completed members, not rebuilt) plus the value in progress.
+        Results are fresh objects that later text never changes, so this copy is the one cost per call
+        that grows with the text: asking after every fragment of a long open string or array copies
+        it at each call (about 0.1 s for 25,000 asks on a 200 KB string, 0.5 s on a 25,000-element
+        array). Containers that were already closed are shared between successive results, and asking
+        again before new argument text arrived returns the same object: treat results as read-only
+        (copy before mutating). Text that is not the prefix of an object, and nesting deeper than
+        ``max_depth``, take the one-shot path (same values and errors); an error that more text cannot
+        change is raised again without re-parsing.
 
         Raises:
             IndexError: No tool call at that position.
