@@ -26,6 +26,8 @@ MODULES = [
     'toolweave.providers.replay',
     'toolweave.tools.function',
     'toolweave.advisors.tool_search',
+    'toolweave.events',
+    'toolweave.chat.stream',
 ]
 
 
