@@ -13,13 +13,15 @@ Figures: ``runs``, ``tools_called``, ``faults_injected``, ``hung_calls`` (conver
 bound: must be 0), ``escaped_errors`` (an outcome other than the documented one: must be 0),
 ``mismatches`` (a response, a context or a text that is not what it must be: must be 0),
 ``leaks`` (abandoned threads still running after the hung tools were released: must be 0),
-``abandoned_threads`` (peak count of calls abandoned past their timeout), ``peak_rss_mb``.
+``abandoned_threads`` (peak count of calls abandoned past their timeout), ``peak_rss_mb``,
+``warnings_logged`` (warnings of logger ``toolweave.tools``, counted rather than printed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import random
 import resource
 import sys
@@ -269,8 +271,30 @@ def _one(rng: random.Random) -> list[tuple[Plan, str, list[str]]]:
     return results
 
 
+class _Counting(logging.Handler):
+    """Counts the warnings of ``toolweave.tools`` (one per failed call) instead of printing thousands."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
 def soak(seconds: float, seed: int) -> dict[str, float | int]:
     """Run the randomised attacks for about ``seconds``; the figures described in the module docstring."""
+    tools_logger, counting = logging.getLogger('toolweave.tools'), _Counting()
+    tools_logger.addHandler(counting)
+    try:
+        result = _soak(seconds, seed)
+    finally:
+        tools_logger.removeHandler(counting)
+    result['warnings_logged'] = counting.count
+    return result
+
+
+def _soak(seconds: float, seed: int) -> dict[str, float | int]:
     RELEASE.clear()
     rng = random.Random(seed)
     figures: Counter[str] = Counter()
