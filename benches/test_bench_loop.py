@@ -1,9 +1,13 @@
-"""Framework overhead per tool round: toolweave vs pydantic-ai vs the OpenAI Agents SDK vs LangChain.
+"""Framework overhead per tool round: toolweave vs a hand-written loop, pydantic-ai, the OpenAI Agents SDK, LangChain.
 
 Same workload everywhere: a fake model that asks for three trivial tools per round for five
 rounds, then answers; no network, no real model, so what is measured is each framework's own
 loop (message building, tool lookup, argument validation, execution, result handling). Peers
 missing from the environment (``pip install 'toolweave[bench]'``) are skipped. Never asserts timings.
+
+``test_loop_vs_hand_written`` prints the per-round overhead of ``call()`` against a hand-written
+blocking loop doing the same work over the same scripted model (issue 13 target: within 3x), and of
+``acall()`` and ``stream()`` against the hand-written async loop (target: within 5x), from one run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 import pytest
 from toolweave import ChatClient, tool
+from toolweave.chat import Prompt, ToolResponse, ToolResponseMessage, UserMessage
 from toolweave.providers import ScriptedChatModel
 
 ROUNDS = 5
@@ -64,6 +69,52 @@ async def run_toolweave() -> str:
 def run_toolweave_blocking() -> str:
     model = ScriptedChatModel(_toolweave_script())
     return ChatClient.create(model).prompt('go').tools(add, mul, neg).call().content()
+
+
+def run_toolweave_stream() -> str:
+    model = ScriptedChatModel(_toolweave_script())
+
+    async def run() -> str:
+        return ''.join([p async for p in ChatClient.create(model).prompt('go').tools(add, mul, neg).stream().content()])
+
+    return asyncio.run(run())
+
+
+# -- the hand-written loop: the same work with nothing but the model, json and the functions --------
+
+_FUNCTIONS = {'add': add, 'mul': mul, 'neg': neg}
+
+
+def _hand_round(messages: list[Any], response: Any) -> bool:
+    """Run one response's calls by hand; ``False`` when it is the answer."""
+    calls = response.tool_calls
+    if not calls:
+        return False
+    messages.append(response.result.output)
+    responses = []
+    for call in calls:
+        result = _FUNCTIONS[call.name](**json.loads(call.arguments))
+        responses.append(ToolResponse(call.id, call.name, str(result)))
+    messages.append(ToolResponseMessage(tuple(responses)))
+    return True
+
+
+def run_hand_loop() -> str:
+    model = ScriptedChatModel(_toolweave_script())
+    messages: list[Any] = [UserMessage('go')]
+    while True:
+        response = model.call(Prompt(tuple(messages)))
+        if not _hand_round(messages, response):
+            return response.text
+
+
+async def run_hand_loop_async() -> str:
+    model = ScriptedChatModel(_toolweave_script())
+    messages: list[Any] = [UserMessage('go')]
+    while True:
+        response = await model.acall(Prompt(tuple(messages)))
+        if not _hand_round(messages, response):
+            return response.text
 
 
 # -- pydantic-ai --------------------------------------------------------------------------------
@@ -210,10 +261,43 @@ def _time_async(fn: Callable[[], Awaitable[str]], repeat: int = 5, number: int =
     return asyncio.run(measure())
 
 
+def _time_blocking(fn: Callable[[], str], repeat: int = 5, number: int = 40) -> float:
+    best = float('inf')
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
 def test_every_framework_runs_the_same_loop() -> None:
     for name, fn in AVAILABLE.items():
         assert asyncio.run(fn()) == 'done', name
-    assert run_toolweave_blocking() == 'done'
+    assert run_toolweave_blocking() == run_toolweave_stream() == run_hand_loop() == 'done'
+    assert asyncio.run(run_hand_loop_async()) == 'done'
+
+
+def test_loop_vs_hand_written(capsys: pytest.CaptureFixture[str]) -> None:
+    per_round = {
+        'hand loop': _time_blocking(run_hand_loop) / ROUNDS,
+        'call()': _time_blocking(run_toolweave_blocking) / ROUNDS,
+        'hand async loop': _time_async(run_hand_loop_async) / ROUNDS,
+        'acall()': _time_async(run_toolweave) / ROUNDS,
+        'stream()': _time_blocking(run_toolweave_stream) / ROUNDS,  # asyncio.run per run, as the hand async loop
+    }
+    stream_loop = _time_blocking(lambda: asyncio.run(run_hand_loop_async())) / ROUNDS
+    with capsys.disabled():
+        print(
+            f'\n[tool loop vs hand-written, {ROUNDS} rounds x 3 tools, per round] '
+            + ', '.join(f'{k}: {v * 1e6:.1f} us' for k, v in per_round.items())
+            + f', hand async loop under asyncio.run: {stream_loop * 1e6:.1f} us'
+        )
+        print(
+            f'call() / hand loop: {per_round["call()"] / per_round["hand loop"]:.1f}x (target 3x); '
+            f'acall() / hand async loop: {per_round["acall()"] / per_round["hand async loop"]:.1f}x (target 5x); '
+            f'stream() / hand async loop under asyncio.run: {per_round["stream()"] / stream_loop:.1f}x (target 5x)'
+        )
 
 
 @pytest.mark.benchmark(group='tool-loop-5-rounds-x-3-tools')

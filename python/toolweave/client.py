@@ -21,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import inspect
 import logging
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, TypeVar, cast
@@ -255,7 +257,7 @@ class ChatClientRequestSpec:
         base = self._options or ChatOptions()
         values = {f.name: getattr(base, f.name) for f in fields(base)}
         options = ToolCallingChatOptions(**values) if not isinstance(base, ToolCallingChatOptions) else base
-        callbacks = _unique_names((*options.tool_callbacks, *to_tool_callbacks(*self._tools)))
+        callbacks = _unique_names((*options.tool_callbacks, *_callbacks_of(self._tools)))
         context = {**options.tool_context, **self._tool_context}
         return replace(options, tool_callbacks=callbacks, tool_context=context)
 
@@ -279,6 +281,24 @@ def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> 
     if not tool_advisor.conversation_history_enabled:
         return False
     return any(isinstance(a, BaseChatMemoryAdvisor) and a.order > tool_advisor.order for a in advisors)
+
+
+_FUNCTION_TOOLS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[ToolCallback, ...]] = weakref.WeakKeyDictionary()
+"""The callbacks of plain functions passed to ``tools()``, made once per function (they are immutable)."""
+
+
+def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
+    """``to_tool_callbacks(*tools)``, reusing the callbacks made earlier for the same functions."""
+    out: list[ToolCallback] = []
+    for item in tools:
+        if not inspect.isfunction(item):
+            out.extend(to_tool_callbacks(item))
+            continue
+        made = _FUNCTION_TOOLS.get(item)
+        if made is None:
+            made = _FUNCTION_TOOLS[item] = to_tool_callbacks(item)
+        out.extend(made)
+    return tuple(out)
 
 
 def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:
@@ -385,14 +405,22 @@ class StreamResponse:
             await _aclose(responses)
 
     async def _chat_responses(self) -> AsyncIterator[ChatResponse]:
-        async for response in self._chat_client_responses():
-            if response.chat_response is not None:
-                yield response.chat_response
+        responses = self._responses()
+        try:
+            async for response in responses:
+                if response.chat_response is not None:
+                    yield response.chat_response
+        finally:
+            await _aclose(responses)
 
     async def _content(self) -> AsyncIterator[str]:
-        async for chat in self._chat_responses():
-            if chat.text:
-                yield chat.text
+        responses = self._responses()
+        try:
+            async for response in responses:
+                if response.chat_response is not None and response.chat_response.text:
+                    yield response.chat_response.text
+        finally:
+            await _aclose(responses)
 
     async def _events(self) -> AsyncIterator[RunEvent]:
         queue = _EventQueue()

@@ -205,7 +205,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
     async def _aexecute(self, engine: RoundEngine, step: ExecuteTools) -> Finish | None:
         """Run one round's tools on the running loop; the engine's next step."""
         try:
-            with engine.listening(asyncio.get_running_loop()):
+            with engine.listening(asyncio.get_running_loop() if engine.emit is not None else None):
                 result = await self.tool_calling_manager.aexecute_tool_calls(step.prompt, step.response)
         except ToolCallLimitExceededError as breach:
             return engine.on_limit_breach(breach)
