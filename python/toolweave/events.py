@@ -8,7 +8,7 @@ per round::
       (TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgumentsDelta)*   as the model streams
       ToolCallReady*                  one per complete tool call, arguments parsed
       RoundFinished                   finish reason and the round's usage
-      (ToolExecutionStarted ToolResult)*   one pair per executed call
+      (ToolExecutionStarted ToolResult)*   one pair per executed call (interleaved when calls run concurrently)
     ... next round ...
     RunFinished                       the final response and the usage summed over every round
 
@@ -16,12 +16,15 @@ Invariants: a call's ``ToolCallStarted`` comes before its ``ToolCallArgumentsDel
 come before its ``ToolCallReady``, which comes before its ``ToolExecutionStarted`` and ``ToolResult``;
 exactly one ``RoundFinished`` per round; ``RunFinished`` is last. A blocking round (``call()``,
 ``acall()``: the model answers whole) emits no delta events: ``ToolCallStarted`` and ``ToolCallReady``
-still come for every call.
+still come for every call. A streamed call's arguments arrive fragment by fragment when the provider
+streams them (OpenAI-compatible, Responses, Anthropic), else as one delta (Gemini, Ollama, scripted
+models). A run that fails ends without ``RunFinished`` (the error is raised instead).
 
-Get them with ``client.prompt(...).stream().events()`` (async or sync iteration), or pass
-``on_event=`` to ``call()``/``acall()``. Each event is a frozen dataclass; ``event.kind`` is a stable
-snake_case name and :func:`event_to_dict` gives a JSON-ready dict (e.g. to forward as Server-Sent
-Events).
+Get them with ``client.prompt(...).stream().events()`` (``async for``, or ``for`` in synchronous
+code), or pass ``on_event=`` to ``call()``/``acall()``. The events come from the tool loop
+(``ToolCallingAdvisor``): a request without one has none. Each event is a frozen dataclass;
+``event.kind`` is a stable snake_case name and :func:`event_to_dict` gives a JSON-ready dict (e.g. to
+forward as Server-Sent Events).
 """
 
 from __future__ import annotations
@@ -125,9 +128,9 @@ class ToolCallArgumentsDelta(RunEvent):
         index: The call's position in the round (as :class:`ToolCallStarted`).
         delta: The new fragment of argument text (raw JSON text, possibly cut anywhere).
         partial: The arguments parsed so far in partial mode (open strings, arrays and objects
-            closed), e.g. ``{'city': 'Par'}``; computed incrementally by the Rust core. It is a
-            live value: the same object is updated in place by later fragments of the call, so copy
-            it (``copy.deepcopy``) if you keep it beyond the event.
+            closed), e.g. ``{'city': 'Par'}``; ``None`` while the text so far is not the start of a
+            JSON object. It is a live value: later fragments of the call may update the same object
+            in place, so copy it (``copy.deepcopy``) if you keep it beyond the event.
 
     >>> ToolCallArgumentsDelta(round=1, index=0, delta='"Par', partial={'city': 'Par'}).partial
     {'city': 'Par'}
