@@ -61,6 +61,11 @@ from toolweave.tools.manager import ToolExecutionResult
 if TYPE_CHECKING:
     from toolweave.advisors.tool_calling import ToolCallingAdvisor
 
+try:  # the core's incremental partial parser, when this build has it
+    from toolweave._native import PartialArguments as _PartialArguments  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the build
+    _PartialArguments = None
+
 __all__ = [
     'MAX_ROUNDS_FINISH_REASON',
     'REPEATED_TOOL_CALL_FINISH_REASON',
@@ -413,21 +418,28 @@ class _CallArguments:
 def _partial_parser() -> Callable[[str], Any]:
     """A function of the next argument fragment returning the arguments parsed so far (partial mode).
 
-    ``None`` once the text so far is not a prefix of a JSON object. The one place that computes
-    ``ToolCallArgumentsDelta.partial``.
+    ``None`` while the text so far is not the start of a JSON object. The one place that computes
+    ``ToolCallArgumentsDelta.partial``: the core's incremental ``PartialArguments`` (each byte scanned
+    once, the value updated in place) when this build has it, else a one-shot partial parse of the
+    whole text so far per fragment.
     """
+    if _PartialArguments is not None:
+        parser = _PartialArguments()
+
+        def feed_incremental(fragment: str) -> Any:
+            try:
+                return parser.feed(fragment)
+            except ToolArgumentsError:
+                return None
+
+        return feed_incremental
     text: list[str] = []
-    failed = False
 
     def feed(fragment: str) -> Any:
-        nonlocal failed
-        if failed:
-            return None
         text.append(fragment)
         try:
             return parse_arguments(''.join(text), 'partial')
         except ToolArgumentsError:
-            failed = True
             return None
 
     return feed
