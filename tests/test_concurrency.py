@@ -304,7 +304,7 @@ def test_async_throw_breach_runs_earlier_calls_and_carries_their_responses():
     with pytest.raises(ToolCallLimitExceededError) as info:
         asyncio.run(manager.aexecute_tool_calls(prompt, response))
     assert [(r.id, r.response_data) for r in info.value.partial_responses] == [('id0', 'a:0'), ('id1', 'a:1')]
-    assert str(info.value).startswith("Tool call limit (2) exceeded for tool 'a'.")
+    assert str(info.value) == "Tool call limit (2) exceeded for tool 'a'"
     assert sorted(e for e in rec.events if e[0] == 'end') == [('end', 'a'), ('end', 'a')]
 
 

@@ -120,8 +120,25 @@ def test_provider_collects_every_method_kind(caplog):
 
 
 def test_provider_on_the_class_itself_and_errors():
-    names = sorted(cb.tool_definition.name for cb in ToolCallbacks.from_(Tools))
-    assert 'static_add' in names and 'class_scale' in names
+    class OnlyClassLevel:
+        factor = 3
+
+        @staticmethod
+        @tool
+        def static_add(a: int, b: int) -> int:
+            return a + b
+
+        @classmethod
+        @tool
+        def class_scale(cls, a: int) -> int:
+            return a * cls.factor
+
+    callbacks = {cb.tool_definition.name: cb for cb in ToolCallbacks.from_(OnlyClassLevel)}
+    assert sorted(callbacks) == ['class_scale', 'static_add']
+    assert callbacks['class_scale'].call('{"a": 2}') == '6'
+    # a class whose instance methods are tools: those need an instance (their self would be dropped)
+    with pytest.raises(TypeError, match=r'Tools\.\w+ is an unbound method'):
+        ToolCallbacks.from_(Tools)
 
     class Empty:
         pass
@@ -134,7 +151,7 @@ def test_provider_on_the_class_itself_and_errors():
         def plain(self) -> str:
             return ''
 
-    with pytest.raises(ValueError, match="Duplicate tool name 'plain' in Tools and .*Other"):
+    with pytest.raises(ValueError, match="Multiple tools with the same name 'plain': Tools and .*Other"):
         MethodToolCallbackProvider([Tools(), Other()])
 
 

@@ -42,9 +42,9 @@ def test_pydantic_input_type_schema_and_call():
     assert cb.tool_definition.input_schema == {
         '$schema': SCHEMA_DIALECT,
         'properties': {
-            'item': {'title': 'Item', 'type': 'string'},
-            'quantity': {'default': 1, 'title': 'Quantity', 'type': 'integer'},
-            'note': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None, 'title': 'Note'},
+            'item': {'type': 'string'},
+            'quantity': {'default': 1, 'type': 'integer'},
+            'note': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None},
         },
         'required': ['item'],
         'type': 'object',

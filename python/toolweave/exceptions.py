@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolweave.chat.messages import ToolResponse
+    from toolweave.chat.messages import Message, ToolResponse
+    from toolweave.chat.response import Generation
     from toolweave.tools.definition import ToolDefinition
 
 __all__ = [
@@ -299,15 +300,67 @@ class ToolExecutionError(RuntimeError):
 class ToolCallLimitExceededError(RuntimeError):
     """A tool-call limit of this turn was breached with ``ToolCallLimitBehavior.THROW``.
 
+    Spring's ``ToolCallLimitExceededException``.
+
+    The message is Spring's: ``Tool call limit (N) exceeded for tool 'x'`` for a per-tool limit,
+    ``Total tool call limit (N) exceeded for this turn`` for the total one.
+
+    Args:
+        tool_name: The tool whose per-tool limit was breached; ``None`` when the total limit was.
+        limit: The limit that was breached.
+        conversation_history: The turn up to the breach: the prompt's messages, the assistant message
+            with its tool calls, and a ``ToolResponseMessage`` with the responses of the calls that ran
+            before the breach followed by the breach text as the breaching call's response.
+
     Attributes:
-        tool_name: The tool whose call breached the limit.
-        partial_responses: Responses of the calls of this batch that ran before the breach.
+        tool_name: As above.
+        limit: As above.
+        conversation_history: As above (a tuple).
+        partial_responses: The responses of the calls of this batch that ran before the breach.
+        breach_text: The text answered to the breaching call (``Tool call limit (N) exceeded for tool
+            'x'. No further calls to this tool are allowed in this turn.``), else the message.
     """
 
-    def __init__(self, message: str, tool_name: str, partial_responses: Sequence[ToolResponse] = ()) -> None:
+    FINISH_REASON = 'toolCallLimitExceeded'
+    """Finish reason of the generation :meth:`build_generation` makes."""
+    METADATA_PARTIAL_TOOL_RESPONSES = 'partialToolResponses'
+    """Metadata key of that generation holding :attr:`partial_responses`."""
+
+    def __init__(self, tool_name: str | None, limit: int, conversation_history: Sequence[Message] = ()) -> None:
+        if tool_name is None:
+            message = f'Total tool call limit ({limit}) exceeded for this turn'
+        else:
+            message = f"Tool call limit ({limit}) exceeded for tool '{tool_name}'"
         super().__init__(message)
         self.tool_name = tool_name
-        self.partial_responses = tuple(partial_responses)
+        self.limit = limit
+        self.conversation_history = tuple(conversation_history)
+        responses = _last_tool_responses(self.conversation_history)
+        self.partial_responses: tuple[ToolResponse, ...] = responses[:-1]
+        self.breach_text = responses[-1].response_data if responses else message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.tool_name, self.limit, self.conversation_history)
+
+    def build_generation(self) -> Generation:
+        """The one generation a tool loop ends with (Spring ``buildGeneration``).
+
+        Its text is :attr:`breach_text`, its finish reason ``toolCallLimitExceeded``, and the responses
+        that completed before the breach are under metadata ``partialToolResponses`` (not as sibling
+        generations, so they are not mistaken for alternative answers).
+        """
+        from toolweave.chat.messages import AssistantMessage
+        from toolweave.chat.response import Generation
+
+        metadata = {self.METADATA_PARTIAL_TOOL_RESPONSES: self.partial_responses}
+        return Generation(AssistantMessage(self.breach_text), self.FINISH_REASON, metadata)
+
+
+def _last_tool_responses(history: Sequence[Message]) -> tuple[ToolResponse, ...]:
+    from toolweave.chat.messages import ToolResponseMessage
+
+    last = history[-1] if history else None
+    return tuple(last.responses) if isinstance(last, ToolResponseMessage) else ()
 
 
 class InvalidToolArgumentsError(ValueError):

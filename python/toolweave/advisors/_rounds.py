@@ -75,7 +75,7 @@ __all__ = [
     'RoundEngine',
 ]
 
-TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON = 'toolCallLimitExceeded'
+TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON = ToolCallLimitExceededError.FINISH_REASON
 MAX_ROUNDS_FINISH_REASON = 'maxRoundsReached'
 """Finish reason when ``max_rounds`` model rounds all asked for tools."""
 REPEATED_TOOL_CALL_FINISH_REASON = 'repeatedToolCall'
@@ -190,14 +190,9 @@ class RoundEngine:
         return None
 
     def on_limit_breach(self, breach: ToolCallLimitExceededError) -> Finish:
-        """The manager raised a limit breach: end with one generation holding its text."""
+        """The manager raised a limit breach: end with its one generation (Spring ``buildGeneration``)."""
         assert self._response is not None, 'on_limit_breach without ExecuteTools'
-        generation = Generation(
-            AssistantMessage(str(breach)),
-            TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
-            {'partialToolResponses': breach.partial_responses},
-        )
-        return self._finish(self._with_generation(self._response, generation))
+        return self._finish(self._with_generation(self._response, breach.build_generation()))
 
     # -- I/O helpers the drivers use -----------------------------------------------------------
 

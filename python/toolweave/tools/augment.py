@@ -20,11 +20,10 @@ import asyncio
 import copy
 import dataclasses
 import inspect
-import types
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Any, Generic, TypeVar, get_origin
 
 import orjson
 import pydantic
@@ -35,6 +34,7 @@ from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext, current_tool_call
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.param import ToolParam
+from toolweave.tools.schema import _ToolJsonSchema, clean_generated_schema, is_required
 
 __all__ = ['AgentThinking', 'AugmentedArgumentEvent', 'AugmentedToolCallback', 'AugmentedToolCallbackProvider']
 
@@ -80,19 +80,18 @@ class _Augmentation:
             raise TypeError(f'argument_type must be a pydantic model or a dataclass, got {argument_type!r}')
         self.argument_type = argument_type
         self.adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(argument_type)
-        schema = self.adapter.json_schema()
-        self.defs: dict[str, Any] = schema.get('$defs', {})
+        schema = self.adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
+        self.defs: dict[str, Any] = {k: clean_generated_schema(v) for k, v in schema.get('$defs', {}).items()}
         fields = _fields(argument_type)
         self.properties: dict[str, Any] = {}
         self.required: list[str] = []
         for name, (annotation, has_default) in fields.items():
-            prop = dict(schema.get('properties', {}).get(name, {}))
-            prop.pop('title', None)
+            prop = clean_generated_schema(dict(schema.get('properties', {}).get(name, {})))
             param = _tool_param(annotation)
             if param is not None and param.description:
                 prop['description'] = param.description
             self.properties[name] = prop
-            if _is_required(param, annotation, has_default):
+            if is_required(param, annotation, None if has_default else inspect.Parameter.empty):
                 self.required.append(name)
         if not self.properties:
             raise ValueError(f'argument_type {argument_type.__name__} has no fields')
@@ -132,7 +131,8 @@ class AugmentedToolCallback:
         remove_extra_arguments: Strip the extra fields before calling ``delegate`` (default ``True``).
 
     Raises:
-        TypeError: ``argument_type`` is not a pydantic model or dataclass, or ``consumer`` not callable.
+        TypeError: ``delegate`` is not a ``ToolCallback``, ``argument_type`` is not a pydantic model or
+            dataclass, or ``consumer`` not callable.
         ValueError: a field clashes with one of the tool's arguments.
     """
 
@@ -145,6 +145,8 @@ class AugmentedToolCallback:
         remove_extra_arguments: bool = True,
         _augmentation: _Augmentation | None = None,
     ) -> None:
+        if not isinstance(delegate, ToolCallback):
+            raise TypeError(f'delegate must be a ToolCallback, not {type(delegate).__name__}')
         if consumer is not None and not callable(consumer):
             raise TypeError(f'consumer must be callable, got {consumer!r}')
         self._delegate = delegate
@@ -190,6 +192,8 @@ class AugmentedToolCallback:
                 outcome = self._consumer(event)
                 if inspect.isawaitable(outcome):
                     _run_awaitable(outcome)
+            except ToolExecutionError:
+                raise  # the consumer's own: not wrapped a second time
             except Exception as error:
                 raise ToolExecutionError(self._definition, error) from error
         return self._delegate.call(forwarded, tool_context)
@@ -202,6 +206,8 @@ class AugmentedToolCallback:
                 outcome = self._consumer(event)
                 if inspect.isawaitable(outcome):
                     await outcome
+            except ToolExecutionError:
+                raise
             except Exception as error:
                 raise ToolExecutionError(self._definition, error) from error
         return await self._delegate.acall(forwarded, tool_context)
@@ -258,7 +264,8 @@ class AugmentedToolCallbackProvider:
         remove_extra_arguments: Strip the extra fields before calling the tool (default ``True``).
 
     Raises:
-        TypeError: bad ``argument_type`` or ``consumer``. ValueError: a field clashes with a tool argument.
+        TypeError: ``tools`` is ``None``, or bad ``argument_type`` or ``consumer``.
+        ValueError: a field clashes with a tool argument.
     """
 
     def __init__(
@@ -271,6 +278,8 @@ class AugmentedToolCallbackProvider:
     ) -> None:
         from toolweave.tools.provider import to_tool_callbacks  # the provider module imports many tools
 
+        if tools is None:
+            raise TypeError('tools cannot be None (give the tools to augment)')
         items = list(tools) if isinstance(tools, (list, tuple)) else [tools]
         augmentation = _Augmentation(argument_type)
         self._callbacks = tuple(
@@ -311,26 +320,6 @@ def _tool_param(annotation: Any) -> ToolParam | None:
     if get_origin(annotation) is typing.Annotated:
         return next((m for m in annotation.__metadata__ if isinstance(m, ToolParam)), None)
     return None
-
-
-def _admits_none(annotation: Any) -> bool:
-    """Whether ``annotation`` accepts ``None`` (``Optional[T]``, ``T | None``, ``None``)."""
-    if get_origin(annotation) is typing.Annotated:
-        annotation = get_args(annotation)[0]
-    if annotation is None or annotation is type(None):
-        return True
-    if get_origin(annotation) in (Union, types.UnionType):
-        return any(_admits_none(arg) for arg in get_args(annotation))
-    return False
-
-
-def _is_required(param: ToolParam | None, annotation: Any, has_default: bool) -> bool:
-    """Spring's rule, first that applies: ToolParam(required=), admits None, has a default, else required."""
-    if param is not None and param.required is not None:
-        return param.required
-    if _admits_none(annotation):
-        return False
-    return not has_default
 
 
 def _run_awaitable(awaitable: Any) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from toolweave.tools.converter import ToolCallResultConverter
-from toolweave.tools.definition import ToolMetadata
+from toolweave.tools.definition import ToolMetadata, check_text
 
 __all__ = ['ToolSpec', 'get_tool_spec', 'tool']
 
@@ -88,11 +88,16 @@ def tool(
         The function itself, marked.
 
     Raises:
-        ValueError: ``timeout`` is not a positive number, or ``max_retries`` is negative.
-        TypeError: a parameter's type has no JSON Schema, or ``**kwargs`` is declared (checked at
-            decoration time; a forward reference that does not resolve yet is checked later).
+        ValueError: ``timeout`` is not a positive number, ``max_retries`` is negative, or ``name`` or
+            ``description`` is empty.
+        TypeError: ``name`` or ``description`` is not a ``str``, a parameter's type has no JSON Schema,
+            or ``**kwargs`` is declared (checked at decoration time; a forward reference that does not
+            resolve yet is checked later).
     """
     ToolMetadata(timeout=timeout, max_retries=max_retries)  # validates timeout and max_retries at decoration time
+    for argument, value in (('name', name), ('description', description)):
+        if value is not None:
+            check_text(argument, value)
     spec = ToolSpec(name, description, return_direct, result_converter, sequential, timeout, max_retries)
 
     def mark(f: F) -> F:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ['ToolDefinition', 'ToolMetadata']
+__all__ = ['ToolDefinition', 'ToolMetadata', 'check_text']
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,23 @@ class ToolDefinition:
         name: Unique tool name (``^[a-zA-Z0-9_.-]+$``, at most 64 characters for most providers).
         description: What the tool does, written for the model.
         input_schema: JSON Schema (2020-12) of the argument object.
+
+    Raises:
+        TypeError: ``name`` or ``description`` is not a ``str``, or ``input_schema`` not a mapping.
+        ValueError: ``name`` or ``description`` is empty or blank (Spring's ``DefaultToolDefinition``).
     """
 
     name: str
     description: str
     input_schema: Mapping[str, Any] = field(default_factory=lambda: {'type': 'object', 'properties': {}})
+
+    def __post_init__(self) -> None:
+        check_text('name', self.name)
+        check_text('description', self.description)
+        if not isinstance(self.input_schema, Mapping):
+            raise TypeError(
+                f'input_schema must be a mapping (a JSON Schema object), not {type(self.input_schema).__name__}'
+            )
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI Chat Completions ``tools[]`` entry: ``{'type': 'function', 'function': {...}}``."""
@@ -29,6 +41,19 @@ class ToolDefinition:
             'type': 'function',
             'function': {'name': self.name, 'description': self.description, 'parameters': dict(self.input_schema)},
         }
+
+
+def check_text(argument: str, value: object) -> None:
+    """Raise unless ``value`` is a non-blank ``str`` (a tool's name or description).
+
+    Raises:
+        TypeError: ``value`` is not a ``str`` (the message names ``argument``).
+        ValueError: ``value`` is empty or blank.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f'{argument} must be a str, not {type(value).__name__}')
+    if not value.strip():
+        raise ValueError(f'{argument} cannot be empty')
 
 
 @dataclass(frozen=True)

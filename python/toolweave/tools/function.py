@@ -41,9 +41,16 @@ from toolweave.exceptions import (
 from toolweave.tools._numbers import Location, bounded_integers, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
-from toolweave.tools.method import _run_coroutine, check_tool_name
-from toolweave.tools.schema import SCHEMA_DIALECT, _is_async, _ToolJsonSchema, name_to_description
+from toolweave.tools.definition import ToolDefinition, ToolMetadata, check_text
+from toolweave.tools.method import _run_coroutine, check_not_unbound_method, check_tool_name, fill_missing_nullable
+from toolweave.tools.schema import (
+    SCHEMA_DIALECT,
+    _is_async,
+    _ToolJsonSchema,
+    clean_generated_schema,
+    ensure_valid_input_schema,
+    name_to_description,
+)
 
 __all__ = ['FunctionToolCallback', 'FunctionToolCallbackBuilder']
 
@@ -113,6 +120,8 @@ class FunctionToolCallback:
         args = self._arguments(tool_input, tool_context)
         try:
             result = _run_coroutine(self._func(*args)) if self._is_async else self._func(*args)
+        except ToolExecutionError:
+            raise  # the callable's own: not wrapped a second time (as Spring)
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
         return self._convert(result)
@@ -122,6 +131,8 @@ class FunctionToolCallback:
         args = self._arguments(tool_input, tool_context)
         try:
             result = await self._func(*args) if self._is_async else await asyncio.to_thread(self._func, *args)
+        except ToolExecutionError:
+            raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
         return self._convert(result)
@@ -140,6 +151,8 @@ class FunctionToolCallback:
                 raise ToolExecutionError(self._definition, exc, message) from exc
             except InvalidToolArgumentsError as exc:
                 raise ToolExecutionError(self._definition, exc, exc.message) from exc
+            except ToolExecutionError:
+                raise
             except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
                 raise ToolExecutionError(self._definition, exc) from exc
         if self._pass_context:
@@ -149,6 +162,8 @@ class FunctionToolCallback:
     def _convert(self, result: Any) -> str:
         try:
             text = self._converter.convert(result, None)
+        except ToolExecutionError:
+            raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
         if not isinstance(text, str):
@@ -161,8 +176,10 @@ class FunctionToolCallbackBuilder:
     """Fluent builder of :class:`FunctionToolCallback` (``FunctionToolCallback.builder(name, fn)``)."""
 
     def __init__(self, name: str, func: Callable[..., Any]) -> None:
+        check_tool_name(name)
         if not callable(func):
             raise TypeError(f'func must be callable, not {type(func).__name__}')
+        check_not_unbound_method(func)
         self._name = name
         self._func = func
         self._description: str | None = None
@@ -173,18 +190,33 @@ class FunctionToolCallbackBuilder:
         self._converter: ToolCallResultConverter | None = None
 
     def description(self, text: str) -> FunctionToolCallbackBuilder:
-        """The tool description (default: the callable's docstring, else the name split into words)."""
+        """The tool description (default: the callable's docstring, else the name split into words).
+
+        Raises:
+            TypeError: ``text`` is not a ``str``. ValueError: ``text`` is empty or blank.
+        """
+        check_text('description', text)
         self._description = text
         return self
 
     def input_type(self, input_type: Any) -> FunctionToolCallbackBuilder:
-        """Decode the whole argument object as one ``input_type`` (pydantic model, dataclass, TypedDict)."""
+        """Decode the whole argument object as one ``input_type`` (pydantic model, dataclass, TypedDict).
+
+        Raises:
+            TypeError: ``input_type`` is ``None`` (leave this call out to infer it from the callable).
+        """
+        if input_type is None:
+            raise TypeError('input_type cannot be None (leave input_type() out to infer it from the callable)')
         self._input_type = input_type
         return self
 
     def input_schema(self, schema: Mapping[str, Any]) -> FunctionToolCallbackBuilder:
-        """Use a raw JSON Schema; the callable gets the validated ``dict``."""
-        self._input_schema = schema
+        """Use a raw JSON Schema, normalised by :func:`ensure_valid_input_schema`; the callable gets a ``dict``.
+
+        Raises:
+            TypeError: ``schema`` is not a mapping.
+        """
+        self._input_schema = ensure_valid_input_schema(schema)
         return self
 
     def tool_metadata(self, *, return_direct: bool = False, max_retries: int = 1) -> FunctionToolCallbackBuilder:
@@ -196,7 +228,13 @@ class FunctionToolCallbackBuilder:
         return self
 
     def result_converter(self, converter: ToolCallResultConverter) -> FunctionToolCallbackBuilder:
-        """Return value -> text (default :class:`DefaultToolCallResultConverter`)."""
+        """Return value -> text (default :class:`DefaultToolCallResultConverter`).
+
+        Raises:
+            TypeError: ``converter`` has no ``convert`` method.
+        """
+        if not callable(getattr(converter, 'convert', None)):
+            raise TypeError(f'converter must be a ToolCallResultConverter, not {type(converter).__name__}')
         self._converter = converter
         return self
 
@@ -210,7 +248,6 @@ class FunctionToolCallbackBuilder:
         """
         if self._input_type is not None and self._input_schema is not None:
             raise ValueError('give either input_type or input_schema, not both')
-        check_tool_name(self._name)
         inputs, pass_context = _signature(self._name, self._func)
         input_type = self._input_type
         if input_type is None and self._input_schema is None and inputs:
@@ -224,7 +261,7 @@ class FunctionToolCallbackBuilder:
         else:
             schema, decode = dict(_EMPTY_SCHEMA), None
         doc = inspect.getdoc(self._func) if inspect.isfunction(self._func) or inspect.ismethod(self._func) else None
-        text = self._description or doc or name_to_description(self._name)
+        text = self._description or doc or name_to_description(self._name) or self._name
         definition = ToolDefinition(self._name, text, schema)
         metadata = ToolMetadata(return_direct=self._return_direct, max_retries=self._max_retries)
         converter = self._converter or DefaultToolCallResultConverter()
@@ -265,8 +302,7 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
         body = adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
         raise TypeError(f'tool {name!r}: input type {input_type!r} has no JSON Schema: {exc}') from exc
-    body.pop('title', None)
-    schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, **body}
+    schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, **clean_generated_schema(body)}
     if schema.get('type') == 'object':
         schema.setdefault('required', [])
     schema = forbid_additional_properties(schema)
@@ -275,16 +311,27 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
         try:
             value = adapter.validate_json(text)
         except pydantic.ValidationError as exc:
-            problems = []
-            for error in exc.errors(include_url=False):
-                if error['type'] == 'json_invalid':
-                    parse_arguments(text)  # raises ToolArgumentsError with the position
-                problems.append(f'{_dotted(error["loc"])}: {error["msg"]}')
-            raise InvalidToolArgumentsError(name, problems) from None
+            value = _fill_or_raise(name, adapter, text, exc)
         _check_numbers(name, value, _dotted)
         return value
 
     return schema, decode
+
+
+def _fill_or_raise(name: str, adapter: pydantic.TypeAdapter[Any], text: str, exc: pydantic.ValidationError) -> Any:
+    """The value with ``None`` for left-out fields the schema does not require, else the precise error.
+
+    Raises:
+        ToolArgumentsError: ``text`` is not JSON (with the position).
+        InvalidToolArgumentsError: the value does not validate (every problem listed).
+    """
+    errors = exc.errors(include_url=False)
+    if any(error['type'] == 'json_invalid' for error in errors):
+        parse_arguments(text)  # raises ToolArgumentsError with the position
+    filled = fill_missing_nullable(adapter, parse_arguments(text), exc)
+    if filled is not None:
+        return filled[0]
+    raise InvalidToolArgumentsError(name, [f'{_dotted(error["loc"])}: {error["msg"]}' for error in errors]) from None
 
 
 def _schema_decoder(name: str, validator: SchemaValidator) -> Callable[[str], Any]:

@@ -2,7 +2,8 @@
 
 A turn starts at the last ``UserMessage``; the calls already made in it are counted from its
 ``ToolResponseMessage``s, plus the calls of the current batch as they run. A call breaches when
-its count would exceed the limit, and the check happens before the tool is looked up.
+its count would exceed the limit, and the check happens before the tool is looked up. A tool
+excluded from the per-tool limit still counts toward the total (Spring 2.0.1).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from toolweave.chat.messages import Message, ToolResponseMessage, UserMessage
 
-__all__ = ['ToolCallCounter', 'ToolCallLimitBehavior', 'ToolCallLimits']
+__all__ = ['Breach', 'ToolCallCounter', 'ToolCallLimitBehavior', 'ToolCallLimits']
 
 DEFAULT_MAX_CALLS_PER_TOOL = 40
 DEFAULT_MAX_TOTAL_TOOL_CALLS = 150
@@ -30,6 +31,21 @@ class ToolCallLimitBehavior(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Breach:
+    """A call that would exceed a limit (Spring ``ToolCallLimits.Breach``).
+
+    Attributes:
+        tool_name: The tool whose per-tool limit it breaches; ``None`` for the total limit.
+        limit: The limit.
+        text: The response text for the model.
+    """
+
+    tool_name: str | None
+    limit: int
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolCallLimits:
     """Limits of one turn; ``None`` means unlimited.
 
@@ -39,9 +55,9 @@ class ToolCallLimits:
 
     Attributes:
         per_tool_default: Calls allowed per tool (40).
-        total: Calls allowed per turn over all counted tools (150).
+        total: Calls allowed per turn over all tools (150).
         per_tool: Per-tool overrides (``None`` value = unlimited for that tool).
-        excluded: Tools not counted at all.
+        excluded: Tools without a per-tool limit (their calls still count toward ``total``, as in Spring 2.0.1).
         behavior: What a breach does.
     """
 
@@ -52,31 +68,67 @@ class ToolCallLimits:
     behavior: ToolCallLimitBehavior = ToolCallLimitBehavior.THROW
 
     def max_calls_per_tool(self, n: int, tool: str | None = None) -> ToolCallLimits:
-        """Allow ``n`` calls per tool, or for ``tool`` only."""
+        """Allow ``n`` calls per tool, or for ``tool`` only (which undoes an exclusion of ``tool``).
+
+        Raises:
+            ValueError: ``n`` is not a positive int, or ``tool`` is empty.
+        """
         _check_positive(n)
         if tool is None:
             return replace(self, per_tool_default=n)
-        return replace(self, per_tool={**self.per_tool, tool: n})
+        _check_tool(tool)
+        return replace(self, per_tool={**self.per_tool, tool: n}, excluded=self.excluded - {tool})
 
-    def unlimited_calls_per_tool(self, tool: str) -> ToolCallLimits:
-        """No per-tool limit for ``tool`` (it still counts toward the total)."""
+    def unlimited_calls_per_tool(self, tool: str | None = None) -> ToolCallLimits:
+        """No per-tool limit for ``tool``, or (``None``) for every tool without a limit of its own.
+
+        The calls still count toward the total.
+
+        Raises:
+            ValueError: ``tool`` is empty.
+        """
+        if tool is None:
+            return replace(self, per_tool_default=None)
+        _check_tool(tool)
         return replace(self, per_tool={**self.per_tool, tool: None})
 
     def exclude_tool_from_limit(self, tool: str) -> ToolCallLimits:
-        """Do not count ``tool`` at all."""
-        return replace(self, excluded=self.excluded | {tool})
+        """Exempt ``tool`` from the per-tool limit (and drop its own limit); its calls still count toward the total.
+
+        Raises:
+            ValueError: ``tool`` is empty.
+        """
+        _check_tool(tool)
+        per_tool = {name: n for name, n in self.per_tool.items() if name != tool}
+        return replace(self, per_tool=per_tool, excluded=self.excluded | {tool})
 
     def max_total_tool_calls(self, n: int) -> ToolCallLimits:
-        """Allow ``n`` counted calls per turn."""
+        """Allow ``n`` calls per turn over all tools.
+
+        Raises:
+            ValueError: ``n`` is not a positive int.
+        """
         _check_positive(n)
         return replace(self, total=n)
 
+    def unlimited_total_tool_calls(self) -> ToolCallLimits:
+        """No limit on the calls per turn over all tools."""
+        return replace(self, total=None)
+
     def with_behavior(self, behavior: ToolCallLimitBehavior) -> ToolCallLimits:
-        """Change what a breach does."""
+        """Change what a breach does.
+
+        Raises:
+            TypeError: ``behavior`` is not a ``ToolCallLimitBehavior``.
+        """
+        if not isinstance(behavior, ToolCallLimitBehavior):
+            raise TypeError(f'behavior must be a ToolCallLimitBehavior, not {type(behavior).__name__}')
         return replace(self, behavior=behavior)
 
     def limit_for(self, tool: str) -> int | None:
-        """The per-tool limit that applies to ``tool``."""
+        """The per-tool limit that applies to ``tool`` (``None``: unlimited or excluded)."""
+        if tool in self.excluded:
+            return None
         return self.per_tool.get(tool, self.per_tool_default)
 
 
@@ -85,8 +137,17 @@ def _check_positive(n: int) -> None:
         raise ValueError(f'a tool-call limit must be a positive int, got {n!r}')
 
 
+def _check_tool(tool: str) -> None:
+    if not isinstance(tool, str) or not tool.strip():
+        raise ValueError(f'tool must be a non-empty tool name, got {tool!r}')
+
+
 class ToolCallCounter:
     """Counts the calls of one turn and tells whether the next call breaches.
+
+    Every call counts, toward its tool's count and the total, whether it ran, was answered with a
+    breach text or named an unknown tool: a fresh count of the turn's ``ToolResponseMessage``s sees
+    exactly what the running count saw.
 
     Args:
         limits: The limits.
@@ -99,26 +160,30 @@ class ToolCallCounter:
         self._counts: Counter[str] = Counter()
         self._total = 0
         for name in _prior_calls(list(history)):
-            self._record(name)
+            self.record(name)
 
-    def breach(self, tool: str) -> str | None:
-        """The breach text if one more call of ``tool`` would exceed a limit, else ``None``."""
-        if tool in self._limits.excluded:
-            return None
+    def breach(self, tool: str) -> Breach | None:
+        """The breach if one more call of ``tool`` would exceed a limit, else ``None``."""
         per_tool = self._limits.limit_for(tool)
         if per_tool is not None and self._counts[tool] + 1 > per_tool:
-            return (
+            text = (
                 f"Tool call limit ({per_tool}) exceeded for tool '{tool}'. "
                 'No further calls to this tool are allowed in this turn.'
             )
+            return Breach(tool, per_tool, text)
         total = self._limits.total
         if total is not None and self._total + 1 > total:
-            return f'Total tool call limit ({total}) exceeded for this turn. No further tool calls are allowed.'
+            return Breach(
+                None,
+                total,
+                f'Total tool call limit ({total}) exceeded for this turn. No further tool calls are allowed.',
+            )
         return None
 
     def record(self, tool: str) -> None:
         """Count one call of ``tool``."""
-        self._record(tool)
+        self._counts[tool] += 1
+        self._total += 1
 
     def copy(self) -> ToolCallCounter:
         """An independent counter with the same counts (the manager keeps one per finished batch)."""
@@ -126,11 +191,6 @@ class ToolCallCounter:
         clone._counts = self._counts.copy()
         clone._total = self._total
         return clone
-
-    def _record(self, tool: str) -> None:
-        if tool not in self._limits.excluded:
-            self._counts[tool] += 1
-            self._total += 1
 
 
 def _prior_calls(history: list[Message]) -> list[str]:

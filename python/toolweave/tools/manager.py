@@ -26,6 +26,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import enum
 import logging
 import threading
 from collections import OrderedDict
@@ -60,12 +61,22 @@ from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolC
 from toolweave.tools.provider import ToolCallbackResolver
 from toolweave.tools.retry import check_retry_budget
 
-__all__ = ['DefaultToolCallingManager', 'ToolCallingManager', 'ToolExecutionResult']
+__all__ = ['DefaultToolCallingManager', 'ToolCallingManager', 'ToolExecutionResult', 'UnknownToolBehavior']
 
 logger = logging.getLogger('toolweave.tools')
 RETURN_DIRECT_FINISH_REASON = 'returnDirect'
 _tracer = trace.get_tracer('toolweave')
 _COUNTER_CACHE_SIZE = 32
+
+
+class UnknownToolBehavior(enum.Enum):
+    """What a call to a tool the request does not have does (beyond Spring, which always raises)."""
+
+    THROW = 'throw'
+    """Raise ``LookupError("No ToolCallback found for tool name: <name>")`` (Spring's behaviour, the default)."""
+    RETURN_ERROR_RESPONSE = 'return_error_response'
+    """Answer the call with an error text naming the available tools and go on; the call counts
+    toward the limits like any other, so a model that keeps calling it is stopped by them."""
 
 
 @dataclass(frozen=True)
@@ -130,9 +141,14 @@ class DefaultToolCallingManager:
         log_arguments: Add the call's arguments to the warning logged (logger ``toolweave.tools``) when
             a tool raises or gets invalid arguments (default ``False``: tool name, call id and exception
             type only, since arguments may hold personal data).
+        unknown_tool_behavior: A call to a tool the request does not have raises ``LookupError``
+            (``THROW``, default, as Spring) or is answered with an error text naming the available
+            tools (``RETURN_ERROR_RESPONSE``, marked ``is_error`` with ``error_type='LookupError'``).
 
     Raises:
         ValueError: ``max_concurrency`` is not a positive int, or ``default_timeout`` not a positive number.
+        TypeError: ``tool_callback_resolver``, ``exception_processor``, ``limits`` or
+            ``unknown_tool_behavior`` is of the wrong type.
     """
 
     def __init__(
@@ -146,7 +162,12 @@ class DefaultToolCallingManager:
         max_concurrency: int | None = None,
         default_timeout: float | None = None,
         log_arguments: bool = False,
+        unknown_tool_behavior: UnknownToolBehavior = UnknownToolBehavior.THROW,
     ) -> None:
+        _check_type('tool_callback_resolver', tool_callback_resolver, ToolCallbackResolver, optional=True)
+        _check_type('exception_processor', exception_processor, ToolExecutionExceptionProcessor, optional=True)
+        _check_type('limits', limits, ToolCallLimits, optional=True)
+        _check_type('unknown_tool_behavior', unknown_tool_behavior, UnknownToolBehavior)
         if max_concurrency is not None and (
             not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1
         ):
@@ -162,6 +183,7 @@ class DefaultToolCallingManager:
         self.resolution_fallback_enabled = resolution_fallback_enabled
         self.record_content = record_content
         self.log_arguments = log_arguments
+        self.unknown_tool_behavior = unknown_tool_behavior
 
     def resolve_tool_definitions(self, options: ChatOptions | None) -> list[ToolDefinition]:
         """Definitions of the request's tools, then of ``tool_names`` found by the resolver.
@@ -184,9 +206,11 @@ class DefaultToolCallingManager:
         """Run the calls one after another, in order, in the caller's thread (Spring's order).
 
         Raises:
+            TypeError: ``prompt`` is not a ``Prompt`` or ``chat_response`` not a ``ChatResponse``.
             ValueError: ``chat_response`` has no tool call.
-            LookupError: a tool name is unknown (the calls before it have run).
-            ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW``.
+            LookupError: a tool name is unknown with ``UnknownToolBehavior.THROW`` (the calls before it have run).
+            ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW`` (the calls
+                before it have run; the error carries the history up to the breach).
             ToolRetryBudgetExceededError: a tool got invalid arguments past its ``max_retries`` this turn.
         """
         batch = _Batch(self, prompt, chat_response)
@@ -200,10 +224,12 @@ class DefaultToolCallingManager:
         """Run the calls concurrently (see the module docstring); responses in call order.
 
         Raises:
+            TypeError: ``prompt`` is not a ``Prompt`` or ``chat_response`` not a ``ChatResponse``.
             ValueError: ``chat_response`` has no tool call.
-            LookupError: a tool name is unknown (checked before any tool of the batch runs).
+            LookupError: a tool name is unknown with ``UnknownToolBehavior.THROW`` (checked before any
+                tool of the batch runs).
             ToolCallLimitExceededError: a limit was breached with ``ToolCallLimitBehavior.THROW``; the
-                calls before the breaching one have run and their responses are attached.
+                calls before the breaching one have run and the error carries the history up to the breach.
         """
         batch = _Batch(self, prompt, chat_response)
         planned: list[tuple[int, ToolCall, ToolCallback]] = []
@@ -220,7 +246,7 @@ class DefaultToolCallingManager:
         for group in _groups(planned):
             await self._run_group(batch, group, semaphore)
         if breach is not None:
-            raise ToolCallLimitExceededError(str(breach), breach.tool_name, batch.responses())
+            raise batch.limit_error(breach.tool_name, breach.limit)  # with the responses of the calls that ran
         return batch.result()
 
     async def _run_group(
@@ -334,8 +360,17 @@ class DefaultToolCallingManager:
         """The tool called ``name``: the request's first, then the resolver if fallback is enabled.
 
         Raises:
+            TypeError: ``name`` is not a ``str``.
             LookupError: no such tool (after logging a warning that the model may have changed the name).
         """
+        _check_type('name', name, str)
+        callback = self._lookup(options, name)
+        if callback is None:
+            raise LookupError(f'No ToolCallback found for tool name: {name}')
+        return callback
+
+    def _lookup(self, options: ChatOptions | None, name: str) -> ToolCallback | None:
+        """The tool called ``name``, or ``None`` after warning that the model may have changed the name."""
         if isinstance(options, ToolCallingChatOptions):
             for callback in options.tool_callbacks:
                 if callback.tool_definition.name == name:
@@ -347,9 +382,9 @@ class DefaultToolCallingManager:
         logger.warning(
             "LLM may have adapted the tool name '%s', especially if the name was truncated due to length limits. "
             'If this is the case, give the tool a shorter name (at most 64 characters).',
-            name,
+            scrub_text(name),
         )
-        raise LookupError(f'No ToolCallback found for tool name: {name}')
+        return None
 
     def _warn(self, call: ToolCall, error: ToolExecutionError) -> None:
         """Log a failed call: tool name, call id, exception type (and the arguments with ``log_arguments``)."""
@@ -389,11 +424,12 @@ class _Batch:
     """State of one batch: counter, responses by call index, return_direct fold."""
 
     def __init__(self, manager: DefaultToolCallingManager, prompt: Prompt, chat_response: ChatResponse) -> None:
+        _check_type('prompt', prompt, Prompt)
+        _check_type('chat_response', chat_response, ChatResponse)
         self.manager = manager
         self.prompt = prompt
         self.message = _first_tool_call_message(chat_response)
-        self.start = manager._counter_for(prompt.messages)
-        self.counter = self.start.copy()
+        self.counter = manager._counter_for(prompt.messages)  # taken out of the cache: this batch's own
         self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
         self.return_direct: bool | None = None
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
@@ -402,16 +438,33 @@ class _Batch:
         self.listener = current_tool_listener()
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
-        """Limit check then lookup; ``None`` when the call was answered with a breach text."""
+        """Limit check (every call counts), then lookup; ``None`` when the call was answered with an error text.
+
+        Raises:
+            ToolCallLimitExceededError: a limit is breached with ``ToolCallLimitBehavior.THROW``.
+            LookupError: the tool is unknown with ``UnknownToolBehavior.THROW``.
+        """
         breach = self.counter.breach(call.name)
-        if breach is not None:
-            if self.manager.limits.behavior is ToolCallLimitBehavior.THROW:
-                raise ToolCallLimitExceededError(breach, call.name, self.responses())
-            self.slots[index] = ToolResponse(call.id, call.name, breach, True, ToolCallLimitExceededError.__name__)
-            return None
-        callback = self.manager.find(self.prompt.options, call.name)
         self.counter.record(call.name)
+        if breach is not None:
+            self.answer(index, call, breach.text, ToolCallLimitExceededError.__name__)
+            if self.manager.limits.behavior is ToolCallLimitBehavior.THROW:
+                raise self.limit_error(breach.tool_name, breach.limit)
+            return None
+        callback = self.manager._lookup(self.prompt.options, call.name)
+        if callback is None:
+            if self.manager.unknown_tool_behavior is UnknownToolBehavior.THROW:
+                raise LookupError(f'No ToolCallback found for tool name: {call.name}')
+            self.answer(index, call, _unknown_tool_text(call.name, self.prompt.options), LookupError.__name__)
         return callback
+
+    def answer(self, index: int, call: ToolCall, text: str, error_type: str) -> None:
+        """Answer a call that does not run with an error text (a limit breach, an unknown tool)."""
+        self.slots[index] = ToolResponse(call.id, call.name, scrub_text(text), True, error_type)
+
+    def limit_error(self, tool_name: str | None, limit: int) -> ToolCallLimitExceededError:
+        """The breach error, carrying the history up to the breach (the breaching call's response last)."""
+        return ToolCallLimitExceededError(tool_name, limit, self.history())
 
     def check_retry_budget(self, callback: ToolCallback, error: ToolExecutionError) -> None:
         """Raise ``ToolRetryBudgetExceededError`` past the tool's ``max_retries`` (see ``tools/retry.py``)."""
@@ -460,14 +513,14 @@ class _Batch:
         """The responses so far, in call order."""
         return [r for r in self.slots if r is not None]
 
+    def history(self) -> tuple[Message, ...]:
+        """Prompt messages + the assistant message + one ``ToolResponseMessage`` of the responses so far."""
+        return (*self.prompt.messages, self.message, ToolResponseMessage(tuple(self.responses())))
+
     def result(self) -> ToolExecutionResult:
         """History + return_direct; the counter of the new history is kept for the next round."""
-        responses = tuple(self.responses())
-        history = (*self.prompt.messages, self.message, ToolResponseMessage(responses))
-        after = self.start.copy()
-        for response in responses:  # as a fresh count of ``history`` would see it
-            after.record(response.name)
-        self.manager._remember(history, after)
+        history = self.history()
+        self.manager._remember(history, self.counter)  # every call of the batch counted, as a fresh count would
         return ToolExecutionResult(history, bool(self.return_direct))
 
 
@@ -507,6 +560,25 @@ async def _settle(tasks: Sequence[asyncio.Future[None]]) -> None:
     while not all(task.done() for task in tasks):
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
+
+
+def _check_type(name: str, value: object, kind: type, *, optional: bool = False) -> None:
+    """Raise ``TypeError`` naming the argument when ``value`` is not a ``kind`` (``None`` allowed with ``optional``)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, kind):
+        raise TypeError(f'{name} must be a {kind.__name__}, not {type(value).__name__}')
+
+
+def _unknown_tool_text(name: str, options: ChatOptions | None) -> str:
+    """The answer to a call of an unknown tool: the name and the request's tools, so the model can correct itself."""
+    names = (
+        [cb.tool_definition.name for cb in options.tool_callbacks]
+        if isinstance(options, ToolCallingChatOptions)
+        else []
+    )
+    available = ', '.join(f"'{n}'" for n in names) if names else 'none'
+    return f"Unknown tool '{name}': no tool with this name exists. Available tools: {available}."
 
 
 def _first_tool_call_message(chat_response: ChatResponse) -> AssistantMessage:

@@ -30,7 +30,7 @@ from toolweave.tools._numbers import number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
+from toolweave.tools.definition import ToolDefinition, ToolMetadata, check_text
 from toolweave.tools.schema import (
     FunctionSchema,
     ParameterSchema,
@@ -47,13 +47,35 @@ _MAX_NAME_LENGTH = 64
 
 
 def check_tool_name(name: str) -> None:
-    """Log a warning (never fail) when ``name`` may be rejected by some providers (as Spring's ToolUtils)."""
+    """Reject an empty name; warn (never fail) when some providers may reject ``name`` (Spring's ``ToolUtils``).
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+        ValueError: ``name`` is empty or blank.
+    """
+    check_text('name', name)
     if not _NAME_PATTERN.match(name) or len(name) > _MAX_NAME_LENGTH:
         logger.warning(
             "Tool name '%s' may not be compatible with some LLMs (expected ^[a-zA-Z0-9_\\.-]+$ and at most %d "
             'characters).',
             name,
             _MAX_NAME_LENGTH,
+        )
+
+
+def check_not_unbound_method(func: Callable[..., Any]) -> None:
+    """Reject a method taken from its class (``Class.method``): its ``self`` would never be filled in.
+
+    Raises:
+        TypeError: ``func`` is a plain function whose first parameter is ``self`` or ``cls``.
+    """
+    if not inspect.isfunction(func):
+        return
+    first = next(iter(inspect.signature(func).parameters.values()), None)
+    if first is not None and first.name in ('self', 'cls') and first.kind is not inspect.Parameter.KEYWORD_ONLY:
+        raise TypeError(
+            f'{func.__qualname__} is an unbound method (its first parameter is {first.name!r}): pass the method '
+            f'of an instance (obj.{func.__name__}) or the instance itself (its @tool methods are collected)'
         )
 
 
@@ -76,7 +98,9 @@ class MethodToolCallback:
         schema_options: :class:`~toolweave.tools.schema.SchemaOption` values for the input schema.
 
     Raises:
-        TypeError: ``func`` takes ``**kwargs`` or has a parameter type with no JSON Schema.
+        TypeError: ``func`` is not callable, is an unbound method (``Class.method``), takes ``**kwargs``
+            or has a parameter type with no JSON Schema.
+        ValueError: ``name`` or ``description`` is empty.
     """
 
     def __init__(
@@ -94,14 +118,20 @@ class MethodToolCallback:
             func = func.__func__
         if isinstance(func, classmethod):
             raise TypeError('pass the bound class method (Class.method), not the classmethod object')
+        if not callable(func):
+            raise TypeError(f'func must be callable, not {type(func).__name__}')
+        check_not_unbound_method(func)
         spec = get_tool_spec(func)
         self._func = func
         self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
-        tool_name = name or (spec.name if spec else None) or func.__name__
+        tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
+        assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
-        text = description or (spec.description if spec else None) or self._schema.summary
-        self._definition = ToolDefinition(tool_name, text or name_to_description(tool_name), self._schema.input_schema)
+        text = _first_given(description, spec.description if spec else None)
+        if text is None:
+            text = self._schema.summary or name_to_description(tool_name) or tool_name
+        self._definition = ToolDefinition(tool_name, text, self._schema.input_schema)
         direct = return_direct if return_direct is not None else bool(spec and spec.return_direct)
         retries = max_retries if max_retries is not None else (spec.max_retries if spec else 1)
         self._metadata = ToolMetadata(
@@ -169,18 +199,24 @@ class MethodToolCallback:
     def _invoke(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
         try:
             return self._func(*args, **kwargs)
+        except ToolExecutionError:
+            raise  # the tool's own: not wrapped a second time (Spring's FunctionToolCallback)
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
 
     async def _invoke_async(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
         try:
             return await self._func(*args, **kwargs)
+        except ToolExecutionError:
+            raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
 
     def _convert(self, result: Any) -> str:
         try:
             text = self._converter.convert(result, None)
+        except ToolExecutionError:
+            raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
         if not isinstance(text, str):
@@ -255,9 +291,9 @@ class MethodToolCallback:
             try:
                 values[param.name] = _validate_parameter(param, raw)
             except pydantic.ValidationError as exc:
-                filled = _fill_missing_nullable(param, raw, exc)
+                filled = fill_missing_nullable(param.adapter, raw[param.name], exc) if param.name in raw else None
                 if filled is not None:
-                    values[param.name] = filled
+                    values[param.name] = filled[0]
                     continue
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
@@ -282,16 +318,23 @@ def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
     raise KeyError(param.name)
 
 
-def _fill_missing_nullable(param: ParameterSchema, raw: Mapping[str, Any], exc: pydantic.ValidationError) -> Any:
-    """Retry with ``None`` for nested fields reported missing; the value if that validates, else ``None``.
+def fill_missing_nullable(
+    adapter: pydantic.TypeAdapter[Any], value: Any, exc: pydantic.ValidationError
+) -> tuple[Any] | None:
+    """Retry with ``None`` for nested fields reported missing: ``(validated,)`` if that validates, else ``None``.
 
     The schema leaves fields that admit ``None`` out of ``required`` (Spring's rule) while pydantic
     requires them when they have no default; a field that does not admit ``None`` still fails.
+
+    Args:
+        adapter: Validates ``value``.
+        value: The plain value (parsed JSON) that failed.
+        exc: Its validation error.
     """
     errors = exc.errors(include_url=False)
-    if param.name not in raw or not errors or any(e['type'] != 'missing' or not e['loc'] for e in errors):
+    if not errors or any(e['type'] != 'missing' or not e['loc'] for e in errors):
         return None
-    value = copy.deepcopy(raw[param.name])
+    value = copy.deepcopy(value)
     for error in errors:
         node = value
         *path, last = error['loc']
@@ -304,7 +347,7 @@ def _fill_missing_nullable(param: ParameterSchema, raw: Mapping[str, Any], exc: 
             return None
         node[last] = None
     try:
-        return param.adapter.validate_python(value)
+        return (adapter.validate_python(value),)
     except pydantic.ValidationError:
         return None
 
@@ -317,6 +360,11 @@ def _number_problems(values: Mapping[str, Any]) -> list[str]:
 def _describe(name: str, error: Any) -> str:
     location = '.'.join(str(part) for part in (name, *error['loc']))
     return f'{location}: {error["msg"]}'
+
+
+def _first_given(*values: str | None) -> str | None:
+    """The first value that is not ``None`` (an explicit ``''`` is kept, and rejected by ``ToolDefinition``)."""
+    return next((v for v in values if v is not None), None)
 
 
 def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:

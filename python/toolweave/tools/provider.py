@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,6 +23,8 @@ __all__ = [
     'ToolCallbackProvider',
     'ToolCallbackResolver',
     'ToolCallbacks',
+    'check_unique_tool_names',
+    'duplicate_tool_names',
     'to_tool_callbacks',
 ]
 
@@ -54,27 +57,24 @@ class MethodToolCallbackProvider:
         objects: Instances (or modules/classes) whose ``@tool``-marked callables become tools.
 
     Raises:
-        ValueError: an object has no ``@tool`` method (pass a ``ToolCallback`` instead), or two
-            tools share a name (the message names both owners).
+        TypeError: ``objects`` is not an iterable, or holds ``None``.
+        ValueError: an object has no ``@tool`` method (pass a ``ToolCallback`` instead), or tools share
+            a name (one error naming every duplicated name and its owners).
     """
 
     def __init__(self, objects: Iterable[object]) -> None:
         callbacks: list[ToolCallback] = []
-        owners: dict[str, str] = {}
-        for obj in objects:
+        owners: list[str] = []
+        for obj in _items('objects', objects):
             found = _tool_methods(obj)
             if not found:
                 raise ValueError(
                     f'No @tool methods found on {type(obj).__name__} object {obj!r}; '
                     'pass a ToolCallback (e.g. MethodToolCallback(fn)) for a plain function instead'
                 )
-            for callback in found:
-                name = callback.tool_definition.name
-                owner = type(obj).__qualname__
-                if name in owners:
-                    raise ValueError(f"Duplicate tool name '{name}' in {owners[name]} and {owner}")
-                owners[name] = owner
-                callbacks.append(callback)
+            callbacks.extend(found)
+            owners.extend(type(obj).__qualname__ for _ in found)
+        check_unique_tool_names(callbacks, owners)
         self._callbacks = tuple(callbacks)
 
     @property
@@ -129,10 +129,13 @@ def to_tool_callbacks(*items: object) -> tuple[ToolCallback, ...]:
 
     Raises:
         ValueError: an object has no ``@tool`` method.
-        TypeError: a function's parameters cannot be described by a JSON Schema.
+        TypeError: an item is ``None``, an unbound method (``Class.method``), or a function whose
+            parameters cannot be described by a JSON Schema.
     """
     out: list[ToolCallback] = []
     for item in items:
+        if item is None:
+            raise TypeError('tools cannot contain None')
         if isinstance(item, (list, tuple)):
             out.extend(to_tool_callbacks(*item))
         elif isinstance(item, ToolCallback):
@@ -147,10 +150,14 @@ def to_tool_callbacks(*items: object) -> tuple[ToolCallback, ...]:
 
 
 class StaticToolCallbackResolver:
-    """Resolves names against a fixed list of tools."""
+    """Resolves names against a fixed list of tools.
+
+    Raises:
+        TypeError: ``callbacks`` is not an iterable of ``ToolCallback``s.
+    """
 
     def __init__(self, callbacks: Iterable[ToolCallback]) -> None:
-        self._by_name = {cb.tool_definition.name: cb for cb in callbacks}
+        self._by_name = {cb.tool_definition.name: cb for cb in _items('callbacks', callbacks, ToolCallback)}
 
     def resolve(self, tool_name: str) -> ToolCallback | None:
         """The tool called ``tool_name``, or ``None``."""
@@ -158,11 +165,61 @@ class StaticToolCallbackResolver:
 
 
 class DelegatingToolCallbackResolver:
-    """Asks each resolver in turn; the first non-``None`` answer wins."""
+    """Asks each resolver in turn; the first non-``None`` answer wins.
+
+    Raises:
+        TypeError: ``resolvers`` is not an iterable of ``ToolCallbackResolver``s.
+    """
 
     def __init__(self, resolvers: Iterable[ToolCallbackResolver]) -> None:
-        self._resolvers = tuple(resolvers)
+        self._resolvers = tuple(_items('resolvers', resolvers, ToolCallbackResolver))
 
     def resolve(self, tool_name: str) -> ToolCallback | None:
         """The first resolver's tool called ``tool_name``, or ``None``."""
         return next((cb for r in self._resolvers if (cb := r.resolve(tool_name)) is not None), None)
+
+
+def duplicate_tool_names(callbacks: Iterable[ToolCallback]) -> list[str]:
+    """The names more than one of ``callbacks`` has, in order of first use (Spring ``ToolUtils.getDuplicateToolNames``).
+
+    >>> from toolweave.tools import FunctionToolCallback
+    >>> tools = [FunctionToolCallback.builder(n, lambda: 'x').build() for n in ('a', 'b', 'a', 'b', 'c')]
+    >>> duplicate_tool_names(tools)
+    ['a', 'b']
+    """
+    counts = Counter(cb.tool_definition.name for cb in callbacks)
+    return [name for name, count in counts.items() if count > 1]
+
+
+def check_unique_tool_names(callbacks: Sequence[ToolCallback], owners: Sequence[str] | None = None) -> None:
+    """Raise one ``ValueError`` naming every duplicated tool name (a second tool of a name could never be called).
+
+    Args:
+        callbacks: The tools.
+        owners: How to name each tool in the message (default: its ``repr``), one per callback.
+
+    Raises:
+        ValueError: ``Multiple tools with the same name 'a': <owner> and <owner>; 'b': ...``.
+    """
+    duplicates = duplicate_tool_names(callbacks)
+    if not duplicates:
+        return
+    labels = list(owners) if owners is not None else [repr(cb) for cb in callbacks]
+    parts = []
+    for name in duplicates:
+        holders = [label for cb, label in zip(callbacks, labels, strict=True) if cb.tool_definition.name == name]
+        parts.append(f"'{name}': {' and '.join(holders)}")
+    raise ValueError('Multiple tools with the same name ' + '; '.join(parts))
+
+
+def _items(argument: str, values: Iterable[Any], kind: type[Any] | None = None) -> list[Any]:
+    """``values`` as a list; ``TypeError`` naming ``argument`` if not iterable or holding ``None`` or a non-``kind``."""
+    if values is None or isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f'{argument} must be an iterable, not {type(values).__name__}')
+    items = list(values)
+    for item in items:
+        if item is None:
+            raise TypeError(f'{argument} cannot contain None')
+        if kind is not None and not isinstance(item, kind):
+            raise TypeError(f'{argument} must hold {kind.__name__} objects, got {type(item).__name__}')
+    return items

@@ -27,7 +27,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -43,7 +43,15 @@ from toolweave._native import forbid_additional_properties, hoist_defs_to_root, 
 from toolweave.tools.context import ToolContext
 from toolweave.tools.param import REQUIRED_MARK, ToolParam
 
-__all__ = ['FunctionSchema', 'ParameterSchema', 'SchemaOption', 'function_schema', 'name_to_description']
+__all__ = [
+    'FunctionSchema',
+    'ParameterSchema',
+    'SchemaOption',
+    'clean_generated_schema',
+    'ensure_valid_input_schema',
+    'function_schema',
+    'name_to_description',
+]
 
 
 class SchemaOption(enum.Enum):
@@ -57,6 +65,11 @@ class SchemaOption(enum.Enum):
 
 SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'
 _MISSING: Any = inspect.Parameter.empty
+_INTERNAL_PREFIX = 'x-toolweave-'
+_LITERAL_KEYWORDS = frozenset({'enum', 'const', 'default', 'examples'})
+"""Keywords whose value is data, not a schema: never rewritten."""
+_NAME_MAP_KEYWORDS = frozenset({'properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'})
+"""Keywords whose value maps names (a property may be called ``title``) to schemas."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +117,79 @@ class FunctionSchema:
     is_async: bool
     arguments: pydantic.TypeAdapter[Any] | None = None
     context_position: int | None = None
+
+
+def ensure_valid_input_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a raw input schema that every provider accepts (Spring ``JsonSchemaUtils.ensureValidInputSchema``).
+
+    For schemas from outside (``FunctionToolCallback.builder(...).input_schema(...)``, an MCP server's
+    tool): ``"type": "object"`` is added when there is no ``type``, and ``"properties": {}`` when the
+    type is ``object`` and there are none (a parameterless tool). Nothing else changes.
+
+    >>> ensure_valid_input_schema({'additionalProperties': False})
+    {'additionalProperties': False, 'type': 'object', 'properties': {}}
+
+    Raises:
+        TypeError: ``schema`` is not a mapping.
+    """
+    if not isinstance(schema, Mapping):
+        raise TypeError(f'input_schema must be a mapping (a JSON Schema object), not {type(schema).__name__}')
+    out = dict(schema)
+    out.setdefault('type', 'object')
+    if out['type'] == 'object':
+        out.setdefault('properties', {})
+    return out
+
+
+def clean_generated_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Finish a schema pydantic generated, in place: what only the generator needed goes.
+
+    ``ToolParam(required=...)`` marks of nested fields move into their object's ``required`` list;
+    pydantic's ``title`` keywords and every other ``x-toolweave-*`` key are removed (a property
+    *named* ``title`` and literal values such as ``default`` stay).
+
+    Returns:
+        ``schema`` itself.
+    """
+    _clean(schema)
+    return schema
+
+
+def _clean(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _clean(item)
+        return
+    if not isinstance(node, dict):
+        return
+    _apply_required_marks(node)
+    if isinstance(node.get('title'), str):
+        del node['title']
+    for key in [k for k in node if isinstance(k, str) and k.startswith(_INTERNAL_PREFIX)]:
+        del node[key]
+    for key, value in node.items():
+        if key in _LITERAL_KEYWORDS:
+            continue
+        if key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
+            for sub in value.values():
+                _clean(sub)
+        else:
+            _clean(value)
+
+
+def _apply_required_marks(node: dict[str, Any]) -> None:
+    """Move the ``ToolParam(required=...)`` marks of ``node``'s properties into its ``required`` list."""
+    properties = node.get('properties')
+    if not isinstance(properties, dict):
+        return
+    marks = {
+        name: prop.pop(REQUIRED_MARK)
+        for name, prop in properties.items()
+        if isinstance(prop, dict) and REQUIRED_MARK in prop
+    }
+    if marks:
+        current = set(node.get('required', ()))
+        node['required'] = [name for name in properties if marks.get(name, name in current)]
 
 
 def name_to_description(name: str) -> str:
@@ -196,7 +282,7 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     if defs:
         input_schema['$defs'] = defs
     input_schema.update(properties=properties, required=required)
-    _apply_required_marks(input_schema)
+    clean_generated_schema(input_schema)
     if SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT not in options:
         input_schema['additionalProperties'] = False
         input_schema = forbid_additional_properties(input_schema)
@@ -207,29 +293,6 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     return FunctionSchema(
         input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments, context_position
     )
-
-
-def _apply_required_marks(node: Any) -> None:
-    """Apply ``ToolParam(required=...)`` of nested fields: move the mark into the parent's ``required`` list."""
-    if isinstance(node, list):
-        for item in node:
-            _apply_required_marks(item)
-        return
-    if not isinstance(node, dict):
-        return
-    properties = node.get('properties')
-    if isinstance(properties, dict):
-        marks = {
-            name: prop.pop(REQUIRED_MARK)
-            for name, prop in properties.items()
-            if isinstance(prop, dict) and REQUIRED_MARK in prop
-        }
-        if marks:
-            current = set(node.get('required', ()))
-            wanted = {name for name in properties if marks.get(name, name in current)}
-            node['required'] = [name for name in properties if name in wanted]
-    for value in node.values():
-        _apply_required_marks(value)
 
 
 def _arguments_adapter(
@@ -274,14 +337,13 @@ def _parameter(
             f'tool {func.__qualname__!r}: parameter {param.name!r} has type {annotation!r} with no JSON Schema: {exc}'
         ) from exc
     schema.pop('format', None)
-    schema.pop('title', None)
-    schema.pop(REQUIRED_MARK, None)  # a parameter's own ToolParam.required is applied by _is_required
+    schema.pop(REQUIRED_MARK, None)  # a parameter's own ToolParam.required is applied by is_required
     description = (tool_param.description if tool_param else None) or field_description or doc
     if description:
         schema['description'] = description
     if param.default is not _MISSING and param.default is not None:
         _set_default(schema, param.default)
-    required = _is_required(tool_param, annotation, param.default)
+    required = is_required(tool_param, annotation, param.default)
     keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
     return ParameterSchema(param.name, adapter, required, param.default, keyword_only, annotation), schema
 
@@ -302,7 +364,14 @@ def _annotated_metadata(annotation: Any) -> tuple[ToolParam | None, str | None]:
     return tool_param, field.description if field else None
 
 
-def _is_required(tool_param: ToolParam | None, annotation: Any, default: Any) -> bool:
+def is_required(tool_param: ToolParam | None, annotation: Any, default: Any) -> bool:
+    """Spring's required rule, first that applies: ``ToolParam(required=)``, admits ``None``, has a default, required.
+
+    Args:
+        tool_param: The ``ToolParam`` of the parameter or field, if any.
+        annotation: Its type.
+        default: Its default, ``inspect.Parameter.empty`` when it has none.
+    """
     if tool_param is not None and tool_param.required is not None:
         return tool_param.required
     if _admits_none(annotation):
