@@ -41,6 +41,7 @@ from toolweave.tools import (
     ToolContext,
     ToolDefinition,
     ToolParam,
+    UnknownToolBehavior,
     tool,
 )
 
@@ -81,6 +82,7 @@ __all__ = [
     'ToolParam',
     'ToolResponse',
     'ToolResponseMessage',
+    'UnknownToolBehavior',
     'Usage',
     'UserMessage',
     '__version__',

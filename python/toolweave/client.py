@@ -41,7 +41,7 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
 from toolweave.tools.callback import ToolCallback
-from toolweave.tools.provider import to_tool_callbacks
+from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
 
 __all__ = [
     'CallResponse',
@@ -302,13 +302,8 @@ def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
 
 
 def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:
-    """``callbacks`` unchanged; two tools with one name raise (the second could never be called)."""
-    seen: dict[str, ToolCallback] = {}
-    for callback in callbacks:
-        name = callback.tool_definition.name
-        if name in seen:
-            raise ValueError(f"Multiple tools with the same name '{name}': {seen[name]!r} and {callback!r}")
-        seen[name] = callback
+    """``callbacks`` unchanged; tools sharing a name raise one error naming every such name."""
+    check_unique_tool_names(callbacks)
     return callbacks
 
 

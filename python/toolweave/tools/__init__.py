@@ -15,7 +15,12 @@ from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.function import FunctionToolCallback, FunctionToolCallbackBuilder
 from toolweave.tools.limits import ToolCallLimitBehavior, ToolCallLimits
-from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
+from toolweave.tools.manager import (
+    DefaultToolCallingManager,
+    ToolCallingManager,
+    ToolExecutionResult,
+    UnknownToolBehavior,
+)
 from toolweave.tools.method import MethodToolCallback
 from toolweave.tools.param import ToolParam
 from toolweave.tools.provider import (
@@ -25,8 +30,10 @@ from toolweave.tools.provider import (
     ToolCallbackProvider,
     ToolCallbackResolver,
     ToolCallbacks,
+    check_unique_tool_names,
+    duplicate_tool_names,
 )
-from toolweave.tools.schema import SchemaOption
+from toolweave.tools.schema import SchemaOption, ensure_valid_input_schema
 
 __all__ = [
     'AgentThinking',
@@ -59,5 +66,9 @@ __all__ = [
     'ToolExecutionResult',
     'ToolMetadata',
     'ToolParam',
+    'UnknownToolBehavior',
+    'check_unique_tool_names',
+    'duplicate_tool_names',
+    'ensure_valid_input_schema',
     'tool',
 ]
