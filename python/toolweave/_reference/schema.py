@@ -120,7 +120,11 @@ def _object(value: Any, what: str) -> dict[str, Any]:
 
 
 def hoist_defs_to_root(schema: Mapping[str, Any], root_defs: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Move ``schema['$defs']`` into ``root_defs``; returns ``(schema_without_defs, new_root_defs)``."""
+    """Move ``schema['$defs']`` into ``root_defs``; returns ``(schema_without_defs, new_root_defs)``.
+
+    A definition renamed on a clash (``Name_2``, ...) has its references rewritten in the moved schema and
+    the moved definitions, path tails kept (``#/$defs/A/properties/y`` -> ``#/$defs/A_2/properties/y``).
+    """
     node = _json_value(schema)
     defs = _object(root_defs, 'root_defs')
     if not isinstance(node, dict) or '$defs' not in node or not isinstance(node['$defs'], dict):
@@ -147,8 +151,10 @@ def _rewrite_refs(node: Any, renames: Mapping[str, str], depth: int) -> None:
         raise _too_deep()
     if isinstance(node, dict):
         ref = node.get('$ref')
-        if isinstance(ref, str) and ref.startswith('#/$defs/') and ref[8:] in renames:
-            node['$ref'] = '#/$defs/' + renames[ref[8:]]
+        if isinstance(ref, str) and ref.startswith('#/$defs/'):
+            name, slash, tail = ref[8:].partition('/')  # '#/$defs/A/properties/y' points inside A
+            if name in renames:
+                node['$ref'] = f'#/$defs/{renames[name]}{slash}{tail}'
         for value in node.values():
             _rewrite_refs(value, renames, depth + 1)
     elif isinstance(node, list):

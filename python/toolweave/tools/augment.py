@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar, get_origin
 import orjson
 import pydantic
 
-from toolweave._native import parse_arguments
+from toolweave._native import forbid_additional_properties, hoist_defs_to_root, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext, current_tool_call
@@ -81,12 +81,14 @@ class _Augmentation:
         self.argument_type = argument_type
         self.adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(argument_type)
         schema = self.adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
-        self.defs: dict[str, Any] = {k: clean_generated_schema(v) for k, v in schema.get('$defs', {}).items()}
+        # the generator's finishing, as for a tool's own schema (no titles, closed nested objects)
+        schema = forbid_additional_properties(clean_generated_schema(schema))
+        self.defs: dict[str, Any] = schema.get('$defs', {})
         fields = _fields(argument_type)
         self.properties: dict[str, Any] = {}
         self.required: list[str] = []
         for name, (annotation, has_default) in fields.items():
-            prop = clean_generated_schema(dict(schema.get('properties', {}).get(name, {})))
+            prop = dict(schema.get('properties', {}).get(name, {}))
             param = _tool_param(annotation)
             if param is not None and param.description:
                 prop['description'] = param.description
@@ -99,24 +101,23 @@ class _Augmentation:
     def schema_for(self, tool: ToolDefinition) -> dict[str, Any]:
         """``tool``'s input schema with the fields added.
 
+        The fields' ``$defs`` join the tool's: one of the same name and content is shared, a different
+        one is renamed (``Name_2``) with the fields' references rewritten (``hoist_defs_to_root``).
+
         Raises:
-            ValueError: a field or ``$defs`` entry clashes with one of the tool's.
+            ValueError: a field clashes with one of the tool's arguments.
         """
         schema = copy.deepcopy(dict(tool.input_schema))
         properties = dict(schema.get('properties') or {})
         clash = sorted(set(properties) & set(self.properties))
         if clash:
             raise ValueError(f"tool '{tool.name}' already has argument(s) {clash}; argument_type fields must be new")
-        properties.update(copy.deepcopy(self.properties))
+        extra, defs = hoist_defs_to_root({'properties': self.properties, '$defs': self.defs}, schema.get('$defs') or {})
+        properties.update(extra['properties'])
         schema['type'] = 'object'
         schema['properties'] = properties
         schema['required'] = [*schema.get('required', []), *self.required]
-        if self.defs:
-            defs = dict(schema.get('$defs') or {})
-            for name, definition in self.defs.items():
-                if name in defs and defs[name] != definition:
-                    raise ValueError(f"tool '{tool.name}' has a different $defs entry '{name}' than argument_type")
-                defs[name] = definition
+        if defs:
             schema['$defs'] = defs
         return schema
 

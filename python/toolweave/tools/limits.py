@@ -134,7 +134,7 @@ class ToolCallLimits:
 
 def _check_positive(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f'a tool-call limit must be a positive int, got {n!r}')
+        raise ValueError(f'n (a tool-call limit) must be a positive int, got {n!r}')
 
 
 def _check_tool(tool: str) -> None:

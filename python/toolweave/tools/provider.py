@@ -187,7 +187,7 @@ def duplicate_tool_names(callbacks: Iterable[ToolCallback]) -> list[str]:
     >>> duplicate_tool_names(tools)
     ['a', 'b']
     """
-    counts = Counter(cb.tool_definition.name for cb in callbacks)
+    counts = Counter(cb.tool_definition.name for cb in _items('callbacks', callbacks))
     return [name for name, count in counts.items() if count > 1]
 
 
@@ -199,8 +199,10 @@ def check_unique_tool_names(callbacks: Sequence[ToolCallback], owners: Sequence[
         owners: How to name each tool in the message (default: its ``repr``), one per callback.
 
     Raises:
+        TypeError: ``callbacks`` is not a sequence, or holds ``None``.
         ValueError: ``Multiple tools with the same name 'a': <owner> and <owner>; 'b': ...``.
     """
+    callbacks = _items('callbacks', callbacks)
     duplicates = duplicate_tool_names(callbacks)
     if not duplicates:
         return
