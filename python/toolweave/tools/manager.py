@@ -1,21 +1,25 @@
 """``ToolCallingManager``: executes one model turn's tool calls (Spring AI ``DefaultToolCallingManager``).
 
-Per call, in order: the limit check (before lookup); empty arguments -> ``"{}"``; lookup in the
-request's tools, then the resolver (only with ``resolution_fallback_enabled``); one OpenTelemetry
-span (``execute_tool <name>``, GenAI conventions); the call; failures through the exception
-processor; ``None``-free response text. Text that UTF-8 cannot encode (lone surrogates, e.g. a file
-name from ``os.listdir`` that is not UTF-8) becomes U+FFFD in the arguments a tool receives, the
-responses and the span attributes, so it never breaks the next request, a memory row or an exporter. ``return_direct`` is folded with AND over the calls that ran
-(``False`` when none ran). The history returned is the prompt's messages + the assistant message +
-one ``ToolResponseMessage`` in tool-call order.
+Per call, in order: the limit check (before lookup; every call counts, see :mod:`toolweave.tools.limits`);
+empty arguments -> ``"{}"``; lookup in the request's tools, then the resolver (only with
+``resolution_fallback_enabled``); an unknown name raises ``LookupError`` (Spring) or, with
+``UnknownToolBehavior.RETURN_ERROR_RESPONSE``, is answered with the available tools; one
+OpenTelemetry span (``execute_tool <name>``, GenAI conventions); the call; failures through the
+exception processor; ``None``-free response text. Text that UTF-8 cannot encode (lone surrogates,
+e.g. a file name from ``os.listdir`` that is not UTF-8) becomes U+FFFD in the arguments a tool
+receives, the responses and the span attributes, so it never breaks the next request, a memory row
+or an exporter. ``return_direct`` is folded with AND over the calls that ran (``False`` when none
+ran). The history returned is the prompt's messages + the assistant message + one
+``ToolResponseMessage`` in tool-call order. A limit breach with ``THROW`` raises
+``ToolCallLimitExceededError`` carrying that history up to the breach.
 
 Beyond Spring (as pydantic-ai and the OpenAI Agents SDK do), :meth:`DefaultToolCallingManager.aexecute_tool_calls`
 runs the calls of one turn concurrently: async tools as tasks on the running loop, sync tools in a
 worker thread pool, at most ``max_concurrency`` at a time, a ``sequential=True`` tool alone; the
 responses keep the call order. Every name is checked (limit, lookup) before any tool of the batch
-starts, so an unknown name runs nothing. A per-tool ``timeout`` turns a slow call into an error text
-for the model. Cancelling the caller cancels the running tools and returns only once they have
-stopped (a sync tool's thread cannot be interrupted: it is waited for). The blocking
+starts, so an unknown name that raises runs nothing. A per-tool ``timeout`` turns a slow call into an
+error text for the model. Cancelling the caller cancels the running tools and returns only once they
+have stopped (a sync tool's thread cannot be interrupted: it is waited for). The blocking
 :meth:`DefaultToolCallingManager.execute_tool_calls` keeps Spring's one-after-another order in the
 caller's thread (a call with a timeout runs in a worker thread so the wait can be bounded).
 """
