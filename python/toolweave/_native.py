@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     'IMPLEMENTATION',
+    'PartialArguments',
     'SchemaValidator',
     'StreamAggregator',
     'UsageAccumulator',
@@ -28,6 +29,7 @@ IMPLEMENTATION: str
 
 if TYPE_CHECKING:
     from toolweave._core import (
+        PartialArguments,
         SchemaValidator,
         StreamAggregator,
         UsageAccumulator,
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     IMPLEMENTATION = 'rust'
 elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
     from toolweave._reference import (
+        PartialArguments,
         SchemaValidator,
         StreamAggregator,
         UsageAccumulator,
@@ -54,6 +57,7 @@ elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
     IMPLEMENTATION = 'reference'
 else:
     from toolweave._core import (
+        PartialArguments,
         SchemaValidator,
         StreamAggregator,
         UsageAccumulator,

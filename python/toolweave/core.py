@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from toolweave._native import (
     IMPLEMENTATION,
+    PartialArguments,
     SchemaValidator,
     StreamAggregator,
     UsageAccumulator,
@@ -29,6 +30,7 @@ from toolweave._native import (
 
 __all__ = [
     'IMPLEMENTATION',
+    'PartialArguments',
     'SchemaValidator',
     'StreamAggregator',
     'UsageAccumulator',

@@ -1,49 +1,88 @@
-//! Incremental partial parsing of one tool call's argument text, for
+//! Incremental partial parsing of a growing tool-call argument text: `PartialArguments` and
 //! `StreamAggregator.partial_arguments`.
 //!
-//! The argument text of a streamed tool call only grows, and a caller asks for its partial value
-//! after every fragment. Re-parsing the whole text each time costs O(n) per ask (O(n^2) over a
-//! stream). [`Incremental`] keeps a [`Scanner`] per tool call, which scans each byte once, and
-//! builds Python values from what it reports ([`Values`]):
+//! The argument text of a streamed tool call only grows, and a caller wants its partial value
+//! after every fragment. Re-parsing the whole text each time costs O(n) per fragment (O(n^2) over
+//! a stream). [`Incremental`] keeps a [`Scanner`], which scans each byte once, and builds a LIVE
+//! Python value from what it reports ([`Values`]):
 //!
-//! - a stack of the open containers, each holding the Python objects of its completed members
-//!   (an object also holds the key of the member in progress), each member converted once with
-//!   the same strict jiter parser as `parse_arguments`;
-//! - the string value in progress as a Python `str`, extended by each newly arrived piece (the
-//!   piece alone is decoded), so an ask never decodes a byte twice.
+//! - the top-level `dict` and every container below it are created once, when their opening
+//!   bracket arrives, inserted into their parent at once, and then updated in place: each
+//!   completed member is converted once (with the same strict jiter parser as `parse_arguments`)
+//!   and set or appended;
+//! - the member still being written (a string or a number) is in its container too and is
+//!   replaced by its longer version at each fragment. The open string grows in place when nothing
+//!   but the parser holds it (CPython's `PyUnicode_Append`, the `s += t` fast path): each piece is
+//!   decoded alone and appended, so a fragment costs its own length, not the string's;
+//! - a key, literal or number that partial mode drops is simply not set yet.
 //!
-//! Each ask then materialises only the open path: one new container per open level (its
-//! completed members are shared, not rebuilt: a `dict` copy or a `list` slice) plus the value of
-//! the member in progress. Results are fresh objects, so building the open path is the one cost
-//! that grows with the text per ask: one copy of the string in progress, one copy of the
-//! references of each open container. The result equals `parse_arguments(text, mode='partial')`
-//! for every prefix; whatever the scanner does not handle itself (invalid text, a top level that
-//! is not an object, nesting deeper than the limit, a scalar that jiter rejects, text that is not
-//! an extension of the text seen before) takes the one-shot path, so errors are the one-shot ones.
+//! So after each fragment the live value equals `parse_arguments(text, mode='partial')`, and a
+//! fragment costs time proportional to its own length (plus a number still being written, read
+//! again). Whatever the scanner does not handle itself (invalid text, a top level that is not an
+//! object, nesting deeper than the limit, a scalar that jiter rejects, text that is not an
+//! extension of the text seen before) leaves the live value behind and takes the one-shot path, a
+//! new value per ask, so errors are the one-shot ones.
+//!
+//! `StreamAggregator.partial_arguments` without `live=True` returns a snapshot instead: the
+//! containers of the open path copied (references to their members), the rest shared.
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use super::json::{loads, parse_mode, Mode};
+use super::json::{loads, max_depth_arg, parse_mode, Mode};
 use crate::errors::CoreError;
 use crate::json::incremental::{Builder, Progress, Scanner, Tail, Unhandled};
-use crate::json::EXCERPT_RADIUS;
+use crate::json::{lone_surrogate, EXCERPT_RADIUS};
 
+/// One open container of the live value.
 struct Frame {
+    /// The live `dict` or `list`, already a member of its parent (or the top-level object).
+    container: Py<PyAny>,
     is_object: bool,
-    /// The completed members, in a container of our own (a `dict` or a `list`): copied, never
-    /// handed out, while the container is open; the value itself once it is closed.
-    items: Py<PyAny>,
-    /// Key of the object member in progress.
+    /// Key of the object member in progress (from its key until the member completes).
     key: Option<Py<PyAny>>,
+    /// The member in progress is in the container: an open container, or the string or number
+    /// still being written.
+    present: bool,
 }
 
-/// The Python values of the text scanned so far.
+impl Frame {
+    /// Put `value` in the place of the member in progress (added if it is not there yet).
+    fn set(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.container.bind(py);
+        if self.is_object {
+            let key = self
+                .key
+                .as_ref()
+                .ok_or_else(|| PyTypeError::new_err("no key"))?;
+            c.cast::<PyDict>()?.set_item(key, value)?;
+        } else {
+            let l = c.cast::<PyList>()?;
+            if self.present {
+                l.set_item(l.len().saturating_sub(1), value)?;
+            } else {
+                l.append(value)?;
+            }
+        }
+        self.present = true;
+        Ok(())
+    }
+
+    /// The member in progress is complete.
+    fn complete(&mut self) {
+        self.key = None;
+        self.present = false;
+    }
+}
+
+/// The live Python value of the text scanned so far.
 #[derive(Default)]
 struct Values {
+    /// The top-level object (created by the first ask, even on blank text).
+    root: Option<Py<PyDict>>,
+    /// The open containers, outermost first (`[0]` is the top-level object while it is open).
     stack: Vec<Frame>,
-    /// The top-level object, once closed.
-    done: Option<Py<PyDict>>,
     /// The string value in progress, decoded so far (`None`: no content yet).
     string: Option<Py<PyString>>,
     /// Buffer for quoting a string piece before decoding it.
@@ -56,156 +95,213 @@ struct Session<'a, 'py> {
     values: &'a mut Values,
 }
 
-impl Session<'_, '_> {
-    fn decode(&self, raw: &[u8]) -> Result<Py<PyAny>, Unhandled> {
-        loads(self.py, raw)
-            .map(Bound::unbind)
-            .map_err(|_| Unhandled)
+fn unhandled(_: PyErr) -> Unhandled {
+    Unhandled
+}
+
+/// The value of a complete JSON scalar, key or quoted string piece `raw` (syntax checked by the
+/// scanner): short cuts for a string without escapes and a small integer (no leading zero),
+/// jiter for the rest (it rejects what `parse_arguments` rejects).
+fn decode<'py>(py: Python<'py>, raw: &str) -> Result<Bound<'py, PyAny>, Unhandled> {
+    let b = raw.as_bytes();
+    if b.len() >= 2 && b[0] == b'"' && !b.contains(&b'\\') {
+        return Ok(PyString::new(py, &raw[1..raw.len() - 1]).into_any());
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    if (1..=18).contains(&digits.len())
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1)
+    {
+        if let Ok(n) = raw.parse::<i64>() {
+            return n
+                .into_pyobject(py)
+                .map(Bound::into_any)
+                .map_err(|_| Unhandled);
+        }
+    }
+    loads(py, b).map_err(|_| Unhandled)
+}
+
+impl<'py> Session<'_, 'py> {
+    fn top(&mut self) -> Result<&mut Frame, Unhandled> {
+        self.values.stack.last_mut().ok_or(Unhandled)
     }
 
-    /// Add a completed value to the innermost container (or finish the top level).
-    fn add(&mut self, value: Py<PyAny>) -> Result<(), Unhandled> {
+    /// The member in progress of the innermost container is complete with `value`.
+    fn add(&mut self, value: &Bound<'py, PyAny>) -> Result<(), Unhandled> {
         let py = self.py;
-        let frame = self.values.stack.last_mut().ok_or(Unhandled)?;
-        let items = frame.items.bind(py);
-        let added = if frame.is_object {
-            let key = frame.key.take().ok_or(Unhandled)?;
-            items
-                .cast::<PyDict>()
-                .map_err(|_| Unhandled)?
-                .set_item(key, value)
-        } else {
-            items.cast::<PyList>().map_err(|_| Unhandled)?.append(value)
-        };
-        added.map_err(|_| Unhandled)
+        let frame = self.top()?;
+        frame.set(py, value).map_err(unhandled)?;
+        frame.complete();
+        Ok(())
+    }
+}
+
+/// `s + piece`, in place when `s` is held by nothing else (see the module docs).
+fn append<'py>(s: Py<PyString>, piece: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = piece.py();
+    let mut p = s.into_ptr();
+    // SAFETY: `p` is an owned reference to a `str` and `piece` a `str`; `PyUnicode_Append` steals
+    // `*p` and stores in it a new reference to the result (resized in place when `*p` is not
+    // shared), or NULL with an exception set.
+    unsafe {
+        pyo3::ffi::PyUnicode_Append(&mut p, piece.as_ptr());
+        Bound::from_owned_ptr_or_err(py, p)
     }
 }
 
 impl Builder for Session<'_, '_> {
     fn open(&mut self, object: bool) -> Result<(), Unhandled> {
-        let items = if object {
-            PyDict::new(self.py).into_any().unbind()
+        let py = self.py;
+        let container = if self.values.stack.is_empty() {
+            if !object {
+                return Err(Unhandled);
+            }
+            let root = self
+                .values
+                .root
+                .get_or_insert_with(|| PyDict::new(py).unbind());
+            root.clone_ref(py).into_any()
         } else {
-            PyList::empty(self.py).into_any().unbind()
+            let c = if object {
+                PyDict::new(py).into_any()
+            } else {
+                PyList::empty(py).into_any()
+            };
+            self.top()?.set(py, &c).map_err(unhandled)?;
+            c.unbind()
         };
         self.values.stack.push(Frame {
+            container,
             is_object: object,
-            items,
             key: None,
+            present: false,
         });
         Ok(())
     }
 
     fn close(&mut self) -> Result<(), Unhandled> {
-        let frame = self.values.stack.pop().ok_or(Unhandled)?;
-        if self.values.stack.is_empty() {
-            let done = frame.items.into_bound(self.py).cast_into::<PyDict>();
-            self.values.done = Some(done.map_err(|_| Unhandled)?.unbind());
-            Ok(())
-        } else {
-            self.add(frame.items)
+        self.values.stack.pop().ok_or(Unhandled)?;
+        if let Some(parent) = self.values.stack.last_mut() {
+            parent.complete();
         }
+        Ok(())
     }
 
     fn key(&mut self, raw: &str) -> Result<(), Unhandled> {
-        let key = self.decode(raw.as_bytes())?;
-        self.values.stack.last_mut().ok_or(Unhandled)?.key = Some(key);
+        let key = decode(self.py, raw)?.unbind();
+        self.top()?.key = Some(key);
         Ok(())
     }
 
     fn scalar(&mut self, raw: &str) -> Result<(), Unhandled> {
-        let value = self.decode(raw.as_bytes())?;
-        self.add(value)
+        let value = decode(self.py, raw)?;
+        self.add(&value)
     }
 
     fn string_piece(&mut self, raw: &str) -> Result<(), Unhandled> {
-        let mut quoted = std::mem::take(&mut self.values.scratch);
-        quoted.clear();
-        quoted.push(b'"');
-        quoted.extend_from_slice(raw.as_bytes());
-        quoted.push(b'"');
-        let piece = self.decode(&quoted);
-        self.values.scratch = quoted;
-        let piece = piece?.into_bound(self.py);
+        let py = self.py;
+        let piece = if raw.contains('\\') {
+            let mut quoted = std::mem::take(&mut self.values.scratch);
+            quoted.clear();
+            quoted.push(b'"');
+            quoted.extend_from_slice(raw.as_bytes());
+            quoted.push(b'"');
+            let piece = loads(py, &quoted).map_err(|_| Unhandled);
+            self.values.scratch = quoted;
+            piece?
+        } else {
+            PyString::new(py, raw).into_any()
+        };
         let joined = match self.values.string.take() {
-            Some(s) => s.into_bound(self.py).add(piece).map_err(|_| Unhandled)?,
+            Some(s) => {
+                let frame = self.top()?;
+                if frame.present {
+                    // Let go of the container's reference, so the string can grow in place.
+                    frame
+                        .set(py, &py.None().into_bound(py))
+                        .map_err(unhandled)?;
+                }
+                append(s, &piece).map_err(unhandled)?
+            }
             None => piece,
         };
-        self.values.string = Some(
-            joined
-                .cast_into::<PyString>()
-                .map_err(|_| Unhandled)?
-                .unbind(),
-        );
+        let joined = joined.cast_into::<PyString>().map_err(|_| Unhandled)?;
+        self.values.string = Some(joined.unbind());
         Ok(())
     }
 
     fn string_end(&mut self) -> Result<(), Unhandled> {
         let value = match self.values.string.take() {
-            Some(s) => s.into_any(),
-            None => PyString::new(self.py, "").into_any().unbind(),
+            Some(s) => s.into_bound(self.py).into_any(),
+            None => PyString::new(self.py, "").into_any(),
         };
-        self.add(value)
+        self.add(&value)
     }
 }
 
 impl Values {
-    /// The value of the text so far: the open path rebuilt around the member in progress.
-    fn materialize<'py>(
-        &self,
+    /// Put the member in progress (`tail`) in place and return the live top-level object.
+    fn settle<'py>(
+        &mut self,
         py: Python<'py>,
         progress: &Progress<'_>,
     ) -> Result<Bound<'py, PyDict>, Unhandled> {
-        let tail = match progress {
-            Progress::Blank => return Ok(PyDict::new(py)),
-            Progress::Done => {
-                let done = self.done.as_ref().ok_or(Unhandled)?;
-                return done.bind(py).copy().map_err(|_| Unhandled);
+        if let Progress::Open(tail) = progress {
+            let value = match tail {
+                Tail::Nothing => None,
+                Tail::Str => Some(match &self.string {
+                    Some(s) => s.bind(py).clone().into_any(),
+                    None => PyString::new(py, "").into_any(),
+                }),
+                Tail::Num(number) => Some(decode(py, number)?),
+            };
+            if let Some(value) = value {
+                let frame = self.stack.last_mut().ok_or(Unhandled)?;
+                frame.set(py, &value).map_err(unhandled)?;
             }
-            Progress::Open(tail) => tail,
-        };
-        let mut child: Option<Bound<'py, PyAny>> = match tail {
-            Tail::Nothing => None,
-            Tail::Str => Some(match &self.string {
-                Some(s) => s.bind(py).clone().into_any(),
-                None => PyString::new(py, "").into_any(),
-            }),
-            Tail::Num(number) => Some(loads(py, number.as_bytes()).map_err(|_| Unhandled)?),
-        };
+        }
+        let root = self.root.get_or_insert_with(|| PyDict::new(py).unbind());
+        Ok(root.bind(py).clone())
+    }
+
+    /// A copy of the live value that later text never changes: the containers of the open path
+    /// are copied (references to their members), everything else is shared (closed containers
+    /// and complete scalars are never changed; the open string is replaced, not changed, while
+    /// anything else holds it).
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut child: Option<Bound<'py, PyAny>> = None;
         for frame in self.stack.iter().rev() {
-            child = Some(build(py, frame, child).map_err(|_| Unhandled)?);
+            let c = frame.container.bind(py);
+            let copy = if frame.is_object {
+                c.cast::<PyDict>()?.copy()?.into_any()
+            } else {
+                let l = c.cast::<PyList>()?;
+                l.get_slice(0, l.len()).into_any()
+            };
+            if let Some(child) = child {
+                // The open child is the member in progress: at its key, or last.
+                match &frame.key {
+                    Some(key) if frame.is_object => copy.cast::<PyDict>()?.set_item(key, child)?,
+                    _ => {
+                        let l = copy.cast::<PyList>()?;
+                        l.set_item(l.len().saturating_sub(1), child)?;
+                    }
+                }
+            }
+            child = Some(copy);
         }
-        child
-            .ok_or(Unhandled)?
-            .cast_into::<PyDict>()
-            .map_err(|_| Unhandled)
+        match child {
+            Some(c) => Ok(c.cast_into::<PyDict>()?),
+            None => match &self.root {
+                Some(root) => root.bind(py).copy(),
+                None => Ok(PyDict::new(py)),
+            },
+        }
     }
 }
 
-/// A copy of `frame`'s completed members, plus `last` (the member in progress) if any.
-fn build<'py>(
-    py: Python<'py>,
-    frame: &Frame,
-    last: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let items = frame.items.bind(py);
-    if frame.is_object {
-        let d = items.cast::<PyDict>()?.copy()?;
-        if let (Some(k), Some(v)) = (&frame.key, last) {
-            d.set_item(k, v)?;
-        }
-        Ok(d.into_any())
-    } else {
-        let l = items.cast::<PyList>()?;
-        let l = l.get_slice(0, l.len());
-        if let Some(v) = last {
-            l.append(v)?;
-        }
-        Ok(l.into_any())
-    }
-}
-
-/// The resumable partial parser of one tool call (see the module docs).
+/// The resumable partial parser of one argument text (see the module docs).
 #[derive(Default)]
 pub(crate) struct Incremental {
     scanner: Scanner,
@@ -214,17 +310,38 @@ pub(crate) struct Incremental {
     unhandled: bool,
     /// The one-shot error, once no extension of the text can change it ([`is_final`]).
     error: Option<CoreError>,
-    /// The last result, with the length and last bytes of the text it was for: asking again
+    /// The last snapshot, with the length and last bytes of the text it was for: asking again
     /// before more text arrived returns the same object.
     last: Option<(usize, Vec<u8>, Py<PyDict>)>,
 }
 
-/// Bytes at the end of the text remembered with the last result.
+/// Bytes at the end of the text remembered with the last snapshot.
 const LAST_TAIL: usize = 16;
 
+/// A value of the text so far.
+enum Answer<'py> {
+    /// The live value, updated in place by later text.
+    Live(Bound<'py, PyDict>),
+    /// A one-shot value, new at each ask.
+    Fresh(Bound<'py, PyDict>),
+}
+
 impl Incremental {
-    /// `parse_arguments(text, mode='partial', max_depth=max_depth)`, scanning only what was
-    /// added since the last call.
+    /// `parse_arguments(text, mode='partial', max_depth=max_depth)` as the live value (a new one
+    /// once the one-shot path took over, see the module docs), scanning only what was added
+    /// since the last call.
+    pub(crate) fn live<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        max_depth: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        Ok(match self.advance(py, text, max_depth)? {
+            Answer::Live(d) | Answer::Fresh(d) => d,
+        })
+    }
+
+    /// The same value as [`Self::live`], as a snapshot that later text never changes.
     pub(crate) fn parse<'py>(
         &mut self,
         py: Python<'py>,
@@ -238,17 +355,20 @@ impl Incremental {
                 return Ok(d.bind(py).clone());
             }
         }
-        let d = self.parse_new(py, text, max_depth)?;
+        let d = match self.advance(py, text, max_depth)? {
+            Answer::Live(_) => self.values.snapshot(py)?,
+            Answer::Fresh(d) => d,
+        };
         self.last = Some((t.len(), tail.to_vec(), d.clone().unbind()));
         Ok(d)
     }
 
-    fn parse_new<'py>(
+    fn advance<'py>(
         &mut self,
         py: Python<'py>,
         text: &str,
         max_depth: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Answer<'py>> {
         if !self.scanner.extends(text) {
             *self = Self::default();
         }
@@ -263,18 +383,120 @@ impl Incremental {
             let value = self
                 .scanner
                 .advance(text, max_depth, &mut session)
-                .and_then(|progress| self.values.materialize(py, &progress));
+                .and_then(|progress| self.values.settle(py, &progress));
             match value {
-                Ok(d) => return Ok(d),
-                Err(Unhandled) => self.unhandled = true,
+                Ok(d) => return Ok(Answer::Live(d)),
+                Err(Unhandled) => {
+                    self.unhandled = true;
+                    self.values = Values::default();
+                }
             }
         }
-        parse_mode(py, text, Mode::Partial, max_depth).map_err(|e| {
-            if self.scanner.opened() && is_final(&e, text) {
-                self.error = Some(e.clone());
+        match parse_mode(py, text, Mode::Partial, max_depth) {
+            Ok(d) => Ok(Answer::Fresh(d)),
+            Err(e) => {
+                if self.scanner.opened() && is_final(&e, text) {
+                    self.error = Some(e.clone());
+                }
+                Err(e.into())
             }
-            e.into()
+        }
+    }
+}
+
+/// Incremental partial parser of one growing argument text, with a live value.
+#[pyclass(module = "toolweave._core", name = "PartialArguments")]
+pub struct PartialArguments {
+    max_depth: usize,
+    /// All text fed (a lone surrogate as U+FFFD characters, as `parse_arguments` reports it).
+    text: String,
+    parser: Incremental,
+    value: Option<Py<PyDict>>,
+    /// Byte position in `text` of the first lone surrogate fed, and all text fed as given.
+    surrogate: Option<(usize, Py<PyString>)>,
+}
+
+impl PartialArguments {
+    /// Add `s` once the text holds a lone surrogate (or `s` does): `text` gets it decoded
+    /// lossily (each surrogate as U+FFFD characters, as `parse_arguments` reports it).
+    fn push_with_surrogates(&mut self, s: &Bound<'_, PyString>) -> PyResult<()> {
+        let py = s.py();
+        let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+        let raw = raw.cast::<PyBytes>()?.as_bytes();
+        let given = match self.surrogate.take() {
+            Some((at, given)) => (at, given.into_bound(py)),
+            None => {
+                let at = std::str::from_utf8(raw)
+                    .err()
+                    .map_or(raw.len(), |e| e.valid_up_to());
+                (self.text.len() + at, PyString::new(py, &self.text))
+            }
+        };
+        let all = given.1.add(s)?.cast_into::<PyString>()?;
+        self.surrogate = Some((given.0, all.unbind()));
+        self.text.push_str(&String::from_utf8_lossy(raw));
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PartialArguments {
+    #[new]
+    #[pyo3(signature = (max_depth = None), text_signature = "(max_depth=200)")]
+    fn new(max_depth: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        Ok(Self {
+            max_depth: max_depth_arg("PartialArguments()", max_depth)?,
+            text: String::new(),
+            parser: Incremental::default(),
+            value: None,
+            surrogate: None,
         })
+    }
+
+    /// Add `fragment` to the text; the arguments parsed so far, as the live value.
+    fn feed<'py>(&mut self, fragment: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let py = fragment.py();
+        let s = fragment.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "PartialArguments.feed() expects str, got {}",
+                fragment
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
+            ))
+        })?;
+        self.value = None;
+        match s.to_str() {
+            Ok(t) if self.surrogate.is_none() => self.text.push_str(t),
+            _ => self.push_with_surrogates(s)?,
+        }
+        if let Some((at, _)) = &self.surrogate {
+            return Err(lone_surrogate(&self.text, *at).into());
+        }
+        let d = self.parser.live(py, &self.text, self.max_depth)?;
+        self.value = Some(d.clone().unbind());
+        Ok(d)
+    }
+
+    /// The live value (the last `feed()`'s result), or None.
+    #[getter]
+    fn value(&self, py: Python<'_>) -> Option<Py<PyDict>> {
+        self.value.as_ref().map(|v| v.clone_ref(py))
+    }
+
+    /// All text fed so far.
+    #[getter]
+    fn text<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        match &self.surrogate {
+            Some((_, given)) => given.bind(py).clone(),
+            None => PyString::new(py, &self.text),
+        }
+    }
+
+    /// The `max_depth` given to the constructor.
+    #[getter]
+    fn max_depth(&self) -> usize {
+        self.max_depth
     }
 }
 

@@ -21,6 +21,8 @@ fn python_version() -> String {
 #[pymodule(gil_used = false)]
 pub mod _core {
     #[pymodule_export]
+    use super::incremental::PartialArguments;
+    #[pymodule_export]
     use super::json::parse_arguments;
     #[pymodule_export]
     use super::schema::{

@@ -349,10 +349,13 @@ impl StreamAggregator {
         Ok(d)
     }
 
-    /// Arguments of tool call `i` so far, parsed in partial mode.
+    /// Arguments of tool call `i` so far, parsed in partial mode (`live`: the value that later
+    /// text updates in place, else a snapshot).
+    #[pyo3(signature = (i, *, live = false))]
     fn partial_arguments<'py>(
         slf: &Bound<'py, Self>,
         i: &Bound<'py, PyAny>,
+        live: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
         let index: Option<usize> = if i.is_instance_of::<PyBool>() {
@@ -378,17 +381,21 @@ impl StreamAggregator {
         };
         match (text, index) {
             // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
-            (Some((a, true)), _) => Ok(super::json::parse_mode(
+            (Some((a, true)), _) if !live => Ok(super::json::parse_mode(
                 py,
                 a,
                 super::json::Mode::Partial,
                 max_depth,
             )?),
-            (Some((a, false)), Some(i)) => {
+            (Some((a, _)), Some(i)) => {
                 if this.partials.len() <= i {
                     this.partials.resize_with(i + 1, Incremental::default);
                 }
-                this.partials[i].parse(py, a, max_depth)
+                if live {
+                    this.partials[i].live(py, a, max_depth)
+                } else {
+                    this.partials[i].parse(py, a, max_depth)
+                }
             }
             _ => Err(PyIndexError::new_err(format!(
                 "no tool call at index {}",

@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 
 from toolweave._reference.formats import FORMATS, Message, normalize_finish_reason
+from toolweave._reference.incremental import LiveArguments
 from toolweave._reference.json import (
     MAX_DEPTH,
     NUMBER_TOO_LARGE,
@@ -202,6 +203,7 @@ class StreamAggregator(_Choice):
     ) -> None:
         super().__init__()
         self._max_depth = max_depth_arg('StreamAggregator()', max_depth)
+        self._live: dict[int, LiveArguments] = {}  # partial_arguments(i, live=True), by position
         self._max_event = _positive('max_event_bytes', max_event_bytes, MAX_EVENT_BYTES)
         self._max_total = _positive('max_total_bytes', max_total_bytes, MAX_TOTAL_BYTES)
         if invalid_utf8 is not None and (
@@ -583,12 +585,14 @@ class StreamAggregator(_Choice):
             'choices': [],
         }
 
-    def partial_arguments(self, i: int) -> dict[str, Any]:
+    def partial_arguments(self, i: int, *, live: bool = False) -> dict[str, Any]:
         """Arguments of tool call ``i`` so far, parsed in partial mode.
 
         The twin re-parses the whole text on every call (one-shot ``parse_arguments(text, 'partial')``);
         the Rust core gives the same values incrementally (see ``toolweave._core``), except that it
-        shares already-closed containers between successive results.
+        shares already-closed containers between successive results. With ``live=True`` the result is
+        the call's live value, updated in place by later calls to match (see
+        :mod:`toolweave._reference.incremental`).
 
         Raises:
             IndexError: No tool call at index ``i`` (a position in ``result()['tool_calls']``).
@@ -601,7 +605,10 @@ class StreamAggregator(_Choice):
             position = -1
         if not 0 <= position < len(calls):
             raise IndexError(f'no tool call at index {i!r}')
-        return parse_arguments(calls[position]['arguments'], 'partial', max_depth=self._max_depth)
+        text = calls[position]['arguments']
+        if live:
+            return self._live.setdefault(position, LiveArguments(self._max_depth)).parse(text)
+        return parse_arguments(text, 'partial', max_depth=self._max_depth)
 
     def _other_calls(self) -> list[dict[str, Any]]:
         finalize = getattr(self._fmt, 'finalize', None)
