@@ -654,15 +654,16 @@ def test_events_of_the_local_model_tool_loop() -> None:
     local.CALLS.clear()
     with LocalChatModel(examples=local.EXAMPLES, max_tokens=96) as model:
         spec = ChatClient.create(model).prompt('What is the weather in Tokyo?').tools(local.get_weather)
-        events = list(spec.stream().events())
+        events, text = [], ''
+        for event in spec.stream().events():  # sync iteration; a live partial is checked as it arrives
+            if isinstance(event, ToolCallArgumentsDelta) and event.round == 1 and event.index == 0:
+                text += event.delta
+                assert event.partial == _one_shot_partial(text)
+            events.append(event)
     check_order(events, streamed=True)
     ready = [e for e in events if isinstance(e, ToolCallReady)]
     assert ready and ready[0].call.name == 'get_weather'
     assert ready[0].arguments == local.assert_valid_arguments('get_weather', ready[0].call.arguments)
-    text = ''
-    for delta in [e for e in events if isinstance(e, ToolCallArgumentsDelta) and e.round == 1 and e.index == 0]:
-        text += delta.delta
-        assert delta.partial == _one_shot_partial(text)
     assert text == ready[0].call.arguments
     results = [e for e in events if isinstance(e, ToolResult)]
     assert [(r.call_id, r.is_error) for r in results[:1]] == [(ready[0].call.id, False)]

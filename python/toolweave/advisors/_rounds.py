@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 try:  # the core's incremental partial parser, when this build has it
     from toolweave._native import PartialArguments as _PartialArguments  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - depends on the build
-    _PartialArguments = None
+    _PartialArguments = None  # type: ignore[assignment,misc,unused-ignore]
 
 __all__ = [
     'MAX_ROUNDS_FINISH_REASON',
