@@ -21,10 +21,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import inspect
 import logging
 import threading
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, TypeVar, cast
@@ -283,22 +283,18 @@ def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> 
     return any(isinstance(a, BaseChatMemoryAdvisor) and a.order > tool_advisor.order for a in advisors)
 
 
-_FUNCTION_TOOLS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[ToolCallback, ...]] = weakref.WeakKeyDictionary()
-"""The callbacks of plain functions passed to ``tools()``, made once per function (they are immutable)."""
-
-
 def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
-    """``to_tool_callbacks(*tools)``, reusing the callbacks made earlier for the same functions."""
+    """``to_tool_callbacks(*tools)``, reusing the callbacks made for the same plain functions recently."""
     out: list[ToolCallback] = []
     for item in tools:
-        if not inspect.isfunction(item):
-            out.extend(to_tool_callbacks(item))
-            continue
-        made = _FUNCTION_TOOLS.get(item)
-        if made is None:
-            made = _FUNCTION_TOOLS[item] = to_tool_callbacks(item)
-        out.extend(made)
+        out.extend(_function_callbacks(item) if inspect.isfunction(item) else to_tool_callbacks(item))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _function_callbacks(function: Callable[..., Any]) -> tuple[ToolCallback, ...]:
+    """The (immutable) callbacks of a plain function: made once, not per request; at most 256 functions kept."""
+    return to_tool_callbacks(function)
 
 
 def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:
