@@ -350,3 +350,12 @@ def test_garbage_usage_counts_read_as_zero():
     )
     assert usage == Usage(0, 0, 0, prompt_tokens_details={'audio_tokens': 2})
     assert usage.native is not None and usage.native['prompt_tokens'] == 2**63
+
+
+def test_a_functions_tool_callback_is_made_once_across_requests():
+    model = ScriptedChatModel([S.text_response('a'), S.text_response('b')])
+    client = ChatClient.create(model)
+    client.prompt('one').tools(get_weather).call()
+    client.prompt('two').tools(get_weather).call()
+    first, second = (p.options.tool_callbacks[0] for p in model.prompts)
+    assert first is second and first.tool_definition.name == 'get_weather'
