@@ -1,4 +1,4 @@
-"""Text that can always be encoded: lone surrogates become U+FFFD.
+r"""Text that can always be encoded: lone surrogates become U+FFFD.
 
 A Python ``str`` may hold lone surrogates (``os.listdir`` of a file name that is not UTF-8 gives
 ``'\\udcff'``-style escapes; a JSON ``"\\ud800"`` escape decodes to one). UTF-8 cannot encode them, so
@@ -27,8 +27,10 @@ def scrub_text(text: str) -> str:
 
 
 def scrub_json(value: Any) -> Any:
-    """A copy of a JSON-like value (dicts, lists, tuples, str) with :func:`scrub_text` applied to every
-    string, keys included; other values are returned as they are."""
+    """A copy of a JSON-like value with :func:`scrub_text` applied to every string, keys included.
+
+    Dicts, lists and tuples (returned as lists) are copied; other values are returned as they are.
+    """
     if isinstance(value, str):
         return scrub_text(value)
     if isinstance(value, dict):

@@ -31,7 +31,7 @@ def test_sessions_under_concurrent_writers_keep_bound_and_never_mix() -> None:
     def writer(worker: int) -> None:
         try:
             write(f'w{worker}')
-        except Exception as error:  # a thread's exception would otherwise only be printed
+        except Exception as error:  # noqa: BLE001 - a thread's exception would otherwise only be printed
             problems.append(f'w{worker} raised {error!r}')
 
     def write(owner: str) -> None:
