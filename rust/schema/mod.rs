@@ -42,7 +42,8 @@ pub(crate) fn too_deep() -> SchemaError {
 /// Per definition name: absent from `root_defs` -> inserted; present and identical -> reused;
 /// present and different -> inserted as `<Name>_2`, `<Name>_3`, ... (the first suffix used by
 /// neither `root_defs`, the moved definitions nor an earlier rename), and every `#/$defs/<Name>`
-/// reference is rewritten, in the moved schema and in the definitions this call inserts only.
+/// reference is rewritten, in the moved schema and in the definitions this call inserts only;
+/// references with a path tail (`#/$defs/<Name>/properties/y`) keep it.
 ///
 /// # Errors
 /// [`SchemaError`] when the schema nests deeper than [`MAX_DEPTH`].
@@ -108,10 +109,16 @@ fn rewrite_refs(
     match node {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get_mut("$ref") {
-                if let Some(name) = r.strip_prefix("#/$defs/") {
-                    if let Some((_, new)) = renames.iter().find(|(old, _)| old == name) {
-                        *r = format!("#/$defs/{new}");
-                    }
+                // `#/$defs/<Name>` or `#/$defs/<Name>/<tail>`: the tail (a path into the definition) is kept
+                let renamed = r.strip_prefix("#/$defs/").and_then(|rest| {
+                    let (name, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+                    renames
+                        .iter()
+                        .find(|(old, _)| old == name)
+                        .map(|(_, new)| format!("#/$defs/{new}{tail}"))
+                });
+                if let Some(renamed) = renamed {
+                    *r = renamed;
                 }
             }
             for value in map.values_mut() {
@@ -215,6 +222,28 @@ fn upper(node: &mut Value, depth: usize) -> Result<(), SchemaError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn hoist_rewrites_refs_with_a_path_tail() {
+        let mut root = Map::new();
+        root.insert("A".into(), json!({"properties": {"y": {"type": "string"}}}));
+        let s = json!({"properties": {"i": {"$ref": "#/$defs/A/properties/y"}, "o": {"$ref": "#/$defs/AB/properties/z"}},
+                       "$defs": {"A": {"properties": {"y": {"type": "integer"}, "s": {"$ref": "#/$defs/A/properties/y"}}},
+                                 "AB": {"properties": {"z": {}}}}});
+        let out = hoist_defs_to_root(s, &mut root).unwrap();
+        assert_eq!(
+            out["properties"]["i"],
+            json!({"$ref": "#/$defs/A_2/properties/y"})
+        );
+        assert_eq!(
+            out["properties"]["o"],
+            json!({"$ref": "#/$defs/AB/properties/z"})
+        );
+        assert_eq!(
+            root["A_2"]["properties"]["s"],
+            json!({"$ref": "#/$defs/A_2/properties/y"})
+        );
+    }
 
     #[test]
     fn hoist_reuses_identical_and_renames_different() {
