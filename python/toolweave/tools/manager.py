@@ -406,6 +406,9 @@ class DefaultToolCallingManager:
 
     @contextmanager
     def _span(self, call: ToolCall, callback: ToolCallback) -> Iterator[trace.Span]:
+        if _tracing_off():  # what the no-op tracer would return, without building the attributes
+            yield trace.INVALID_SPAN
+            return
         definition = callback.tool_definition
         attributes = {
             'gen_ai.operation.name': 'execute_tool',
@@ -422,6 +425,11 @@ class DefaultToolCallingManager:
             return
         with trace.use_span(span, end_on_exit=True) as current:
             yield current
+
+
+def _tracing_off() -> bool:
+    """No tracing SDK behind ``_tracer``: the default proxy tracer and no tracer provider set (spans are no-ops)."""
+    return isinstance(_tracer, trace.ProxyTracer) and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 class _Batch:
