@@ -54,6 +54,7 @@ __all__ = [
 
 logger = logging.getLogger('toolweave.events')
 _T = TypeVar('_T')
+_V = TypeVar('_V')
 _CLOSE_TIMEOUT = 30.0
 """Seconds a synchronous stream waits for its upstream to close (or a cancelled step to stop) before giving up."""
 
@@ -73,7 +74,7 @@ class ChatClient:
     """A configured client over one ``ChatModel``; cheap to keep and share."""
 
     def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
-        self.model = model
+        self.model = _not_none(model, 'model')
         self._defaults = defaults or _Defaults()
 
     @staticmethod
@@ -96,36 +97,42 @@ class ChatClientBuilder:
     """Defaults applied to every request of the client being built."""
 
     def __init__(self, model: ChatModel) -> None:
-        self._model = model
+        self._model = _not_none(model, 'model')
         self._defaults = _Defaults()
 
     def default_system(self, text: str) -> ChatClientBuilder:
         """System message of every request."""
+        _not_none(text, 'text')
         self._defaults = replace(self._defaults, system=text)
         return self
 
     def default_tools(self, *tools: object) -> ChatClientBuilder:
         """Tools of every request (anything ``.tools()`` accepts)."""
+        _no_none(tools, 'tools')
         self._defaults = replace(self._defaults, tools=self._defaults.tools + tools)
         return self
 
     def default_advisors(self, *advisors: Advisor) -> ChatClientBuilder:
         """Advisors of every request."""
+        _check_advisors(advisors)
         self._defaults = replace(self._defaults, advisors=self._defaults.advisors + advisors)
         return self
 
     def default_options(self, options: ChatOptions) -> ChatClientBuilder:
         """Model options of every request."""
+        _not_none(options, 'options')
         self._defaults = replace(self._defaults, options=options)
         return self
 
     def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
         """Tool context of every request."""
+        _not_none(context, 'context')
         self._defaults = replace(self._defaults, tool_context=dict(context))
         return self
 
     def tool_calling_advisor(self, advisor: ToolCallingAdvisor) -> ChatClientBuilder:
         """Template for the auto-registered tool advisor (copied per request, never mutated)."""
+        _not_none(advisor, 'advisor')
         self._defaults = replace(self._defaults, tool_calling_advisor=advisor)
         return self
 
@@ -162,32 +169,36 @@ class ChatClientRequestSpec:
 
     def system(self, text: str) -> ChatClientRequestSpec:
         """Replace the system message."""
-        self._system = text
+        self._system = _not_none(text, 'text')
         return self
 
     def user(self, text: str) -> ChatClientRequestSpec:
         """Append a user message."""
+        _not_none(text, 'text')
         self._messages.append(UserMessage(text))
         return self
 
     def messages(self, *messages: Message) -> ChatClientRequestSpec:
         """Append messages (e.g. earlier conversation)."""
+        _no_none(messages, 'messages')
         self._messages.extend(messages)
         return self
 
     def tools(self, *tools: object) -> ChatClientRequestSpec:
         """Add tools: ``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers, lists."""
+        _no_none(tools, 'tools')
         self._tools.extend(tools)
         return self
 
     def tool_context(self, context: Mapping[str, Any]) -> ChatClientRequestSpec:
         """Add side-channel values for tools that declare a ``ToolContext`` parameter."""
+        _not_none(context, 'context')
         self._tool_context.update(context)
         return self
 
     def options(self, options: ChatOptions) -> ChatClientRequestSpec:
         """Model options for this request (replace the defaults)."""
-        self._options = options
+        self._options = _not_none(options, 'options')
         return self
 
     def advisors(self, *advisors: Advisor, **params: Any) -> ChatClientRequestSpec:
@@ -196,17 +207,17 @@ class ChatClientRequestSpec:
         >>> spec.advisors(MessageChatMemoryAdvisor(memory), chat_memory_conversation_id='user-42')  # doctest: +SKIP
 
         Raises:
+            ValueError: an advisor is ``None``.
             TypeError: an argument is not an ``Advisor``.
         """
-        for advisor in advisors:
-            if not isinstance(advisor, Advisor):
-                raise TypeError(f'advisors() takes Advisor instances, got {type(advisor).__name__}')
+        _check_advisors(advisors)
         self._advisors.extend(advisors)
         self._advisor_params.update(params)
         return self
 
     def advisor_param(self, key: str, value: Any) -> ChatClientRequestSpec:
         """Put a parameter in the request context (e.g. ``chat_memory_conversation_id``)."""
+        _not_none(key, 'key')
         self._advisor_params[key] = value
         return self
 
@@ -254,18 +265,30 @@ class ChatClientRequestSpec:
         return ChatClientRequest(prompt, context), chain
 
     def _tool_options(self) -> ToolCallingChatOptions:
+        """The request's options as ``ToolCallingChatOptions``, with the model's default tools when it has none.
+
+        A model's default options (``default_options``, as providers take them) that carry tools are
+        merged as the provider merges them (the request's tools, or else the defaults'; tool context
+        key by key, the request's winning), so the tools the model is sent are the tools the loop runs.
+        """
         base = self._options or ChatOptions()
         values = {f.name: getattr(base, f.name) for f in fields(base)}
         options = ToolCallingChatOptions(**values) if not isinstance(base, ToolCallingChatOptions) else base
-        callbacks = _unique_names((*options.tool_callbacks, *_callbacks_of(self._tools)))
+        callbacks = (*options.tool_callbacks, *_callbacks_of(self._tools))
+        names = options.tool_names
         context = {**options.tool_context, **self._tool_context}
-        return replace(options, tool_callbacks=callbacks, tool_context=context)
+        defaults = getattr(self._model, 'default_options', None)
+        if isinstance(defaults, ToolCallingChatOptions):
+            callbacks = callbacks or defaults.tool_callbacks
+            names = names or defaults.tool_names
+            context = {**defaults.tool_context, **context}
+        return replace(options, tool_callbacks=_unique_names(callbacks), tool_names=names, tool_context=context)
 
     def _chain_advisors(self) -> list[Advisor]:
         advisors = list(self._advisors)
         tool_advisors = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
         if len(tool_advisors) > 1:
-            names = ', '.join(f'{a.name} (order {a.order})' for a in tool_advisors)
+            names = ', '.join(f'{type(a).__name__} (order {a.order})' for a in tool_advisors)
             raise ValueError(f'Only one ToolCallingAdvisor is allowed on a chain, found {len(tool_advisors)}: {names}')
         if not tool_advisors and self._defaults.auto_tool_advisor:
             template = self._defaults.tool_calling_advisor or ToolCallingAdvisor()
@@ -274,6 +297,27 @@ class ChatClientRequestSpec:
             if isinstance(advisor, ToolCallingAdvisor) and _memory_below(advisor, advisors):
                 advisors[index] = advisor.copy(conversation_history_enabled=False)
         return advisors
+
+
+def _not_none(value: _V | None, name: str) -> _V:
+    """``value``; ``ValueError`` naming ``name`` when it is ``None``."""
+    if value is None:
+        raise ValueError(f'{name} must not be None')
+    return value
+
+
+def _no_none(values: tuple[object, ...], name: str) -> None:
+    """``ValueError`` naming ``name`` when one of ``values`` is ``None``."""
+    if any(value is None for value in values):
+        raise ValueError(f'{name} must not contain None')
+
+
+def _check_advisors(advisors: tuple[Advisor, ...]) -> None:
+    """``ValueError`` for a ``None`` advisor, ``TypeError`` for something that is not an ``Advisor``."""
+    _no_none(advisors, 'advisors')
+    for advisor in advisors:
+        if not isinstance(advisor, Advisor):
+            raise TypeError(f'advisors() takes Advisor instances, got {type(advisor).__name__}')
 
 
 def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> bool:

@@ -37,6 +37,7 @@ from toolweave._native import parse_arguments
 from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
 from toolweave.advisors.usage import UsageAccumulator
 from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
+from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import TOOL_CALL_DELTAS, ChatResponseAggregator, ToolCallDelta
@@ -67,6 +68,7 @@ except ImportError:  # pragma: no cover - depends on the build
     _PartialArguments = None  # type: ignore[assignment,misc,unused-ignore]
 
 __all__ = [
+    'LENGTH_FINISH_REASON',
     'MAX_ROUNDS_FINISH_REASON',
     'REPEATED_TOOL_CALL_FINISH_REASON',
     'TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON',
@@ -80,14 +82,20 @@ MAX_ROUNDS_FINISH_REASON = 'maxRoundsReached'
 """Finish reason when ``max_rounds`` model rounds all asked for tools."""
 REPEATED_TOOL_CALL_FINISH_REASON = 'repeatedToolCall'
 """Finish reason when one tool was asked for with identical arguments ``max_identical_tool_calls`` times in a row."""
+LENGTH_FINISH_REASON = 'length'
+"""The common finish reason of a round cut off by the output-token bound (every provider normalises to it)."""
 
 
 @dataclass(frozen=True)
 class ExecuteTools:
-    """Run the tool calls of ``response`` with the manager, over ``prompt`` (the turn's whole history)."""
+    """Run the tool calls of ``response`` with the manager, over ``prompt`` (the turn's whole history).
+
+    A streaming driver yields ``chunks`` first (the round's chunks held back until its end).
+    """
 
     prompt: Prompt
     response: ChatResponse
+    chunks: tuple[ChatClientResponse, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,7 @@ class RoundEngine:
             request = advisor.do_initialize_loop(request, chain)
         self.request = request
         self.options = request.prompt.options
+        self._round_options = self.options  # the options the ``before`` hook left for this round
         self.instructions: tuple[Message, ...] = request.prompt.messages
         self.history: tuple[Message, ...] = request.prompt.messages
         self.usage = UsageAccumulator()
@@ -151,7 +160,11 @@ class RoundEngine:
             self.emit(RoundStarted(self.rounds))
         if self.streaming:
             self._stream = _StreamRound(self)
-        return self._before(self.request.with_prompt(Prompt(self.instructions, self.options)), self.chain)
+        request = self._before(self.request.with_prompt(Prompt(self.instructions, self.options)), self.chain)
+        if request is None:
+            raise TypeError(f'{type(self.advisor).__name__}.{self._before.__name__} returned None, not a request')
+        self._round_options = _execution_options(request.prompt.options, self.options)
+        return request
 
     def on_response(self, response: ChatClientResponse) -> Step:
         """A blocking round's whole response (``after`` hook, then the decision)."""
@@ -164,17 +177,27 @@ class RoundEngine:
     def on_chunk(self, chunk: ChatClientResponse) -> ChatClientResponse | None:
         """One streamed chunk (``after`` hook): the chunk to forward to the caller, or ``None`` to keep it.
 
-        Chunks with tool calls or tool-call fragments only stay inside the loop; a forwarded chunk that
-        carries usage gets the earlier rounds' usage added.
+        From the round's first chunk with tool calls or tool-call fragments on, chunks are held until
+        the round ends (:meth:`on_stream_end` decides); a forwarded chunk that carries usage gets the
+        earlier rounds' usage added.
         """
         chunk = self.advisor.do_after_stream(chunk, self.chain)
         assert self._stream is not None, 'on_chunk before next_request'
         return self._stream.add(chunk)
 
     def on_stream_end(self) -> Step:
-        """The streamed round ended: decide on its aggregated response."""
+        """The streamed round ended: decide on its aggregated response.
+
+        The chunks held back since the round's first tool-call chunk come with the step (``chunks``):
+        all of them when the checker says the round does not go to the tools (as a blocking call
+        returns that response), else those without tool calls.
+        """
         assert self._stream is not None, 'on_stream_end before next_request'
-        return self._decide(self._stream.finish())
+        response = self._stream.finish()
+        eligible = self.advisor.eligibility_checker(response.chat_response)
+        held = self._stream.release(keep_tool_calls=not eligible)
+        step = self._decide(response, eligible=eligible)
+        return replace(step, chunks=(*held, *step.chunks))
 
     def on_tool_results(self, result: ToolExecutionResult) -> Finish | None:
         """The manager ran the round's calls: end on ``return_direct``, else ``None`` (next round)."""
@@ -210,22 +233,30 @@ class RoundEngine:
 
     # -- rules ---------------------------------------------------------------------------------
 
-    def _decide(self, response: ChatClientResponse) -> Step:
+    def _decide(self, response: ChatClientResponse, *, eligible: bool | None = None) -> Step:
         chat = response.chat_response
+        if eligible is None:
+            eligible = self.advisor.eligibility_checker(chat)
         self.usage.add_round_response(chat)
         if self.emit is not None:
             self._round_finished(chat)
-        if not self.advisor.eligibility_checker(chat):
+        if not eligible:
             return self._finish(response, natural=True)
         stop = self._guard(response)
         if stop is not None:
             return self._finish(stop)
         self._response = response
-        return ExecuteTools(Prompt(self.history, self.options), _chat(response))
+        return ExecuteTools(Prompt(self.history, self._round_options), _chat(response))
 
     def _guard(self, response: ChatClientResponse) -> ChatClientResponse | None:
         """A final response when ``max_rounds`` or the repetition check ends the loop, else ``None``."""
         calls = _chat(response).tool_calls
+        if not self.advisor.execute_truncated_tool_calls and _chat(response).has_finish_reasons({LENGTH_FINISH_REASON}):
+            text = (
+                f'Tool-calling loop stopped: the model reached its output-token limit (finish reason length) '
+                f'while asking for tools; {len(calls)} tool call(s) not executed, their arguments may be cut short.'
+            )
+            return self._stopped(response, text, LENGTH_FINISH_REASON, calls, {})
         bound = self.advisor.max_rounds
         if bound is not None and self.rounds >= bound:
             text = (
@@ -327,18 +358,34 @@ class _StreamRound:
         self.context = engine.request.context
         self.calls: dict[int, _CallArguments] = {}
         self.whole = 0  # whole tool calls seen so far in this round
+        self.held: list[ChatClientResponse] | None = None
+        """From the first tool-call chunk on, the round's chunks wait for the checker's verdict (in order)."""
 
     def add(self, chunk: ChatClientResponse) -> ChatClientResponse | None:
         self.context = chunk.context
         chat = chunk.chat_response
-        if chat is None:
+        if chat is None and self.held is None:
             return chunk
-        self.aggregator.add(chat)
-        if self.engine.emit is not None:
-            self._events(chat)
-        if chat.has_tool_calls() or (TOOL_CALL_DELTAS in chat.metadata and not chat.text):
-            return None
-        if chat.usage is None:
+        if chat is not None:
+            self.aggregator.add(chat)
+            if self.engine.emit is not None:
+                self._events(chat)
+        if self.held is None and not _tool_call_chunk(chunk):
+            return self._with_usage(chunk)
+        if self.held is None:
+            self.held = []
+        self.held.append(chunk)
+        return None
+
+    def release(self, *, keep_tool_calls: bool) -> tuple[ChatClientResponse, ...]:
+        """The held chunks to forward now: all (``keep_tool_calls``) or those without tool calls."""
+        held, self.held = self.held or [], None
+        return tuple(self._with_usage(c) for c in held if keep_tool_calls or not _tool_call_chunk(c))
+
+    def _with_usage(self, chunk: ChatClientResponse) -> ChatClientResponse:
+        """A chunk that carries usage gets the earlier rounds' usage added."""
+        chat = chunk.chat_response
+        if chat is None or chat.usage is None:
             return chunk
         return replace(chunk, chat_response=self.engine.usage.apply_previous_accumulated_usage_to_chunk(chat))
 
@@ -469,6 +516,31 @@ class _ToolEvents:
             self.emit(event)
         else:
             self.loop.call_soon_threadsafe(self.emit, event)
+
+
+def _execution_options(round_options: ChatOptions | None, loop_options: ChatOptions | None) -> ChatOptions | None:
+    """The options the manager runs a round's tools with: the ``before`` hook's, tools first.
+
+    Tools the hook took away stay executable after the hook's own (a hook that narrows what the model
+    is sent, as tool search does, must not make a tool the model names exactly unknown).
+    """
+    if not isinstance(round_options, ToolCallingChatOptions) or not isinstance(loop_options, ToolCallingChatOptions):
+        return round_options
+    if round_options is loop_options:
+        return round_options
+    names = {callback.tool_definition.name for callback in round_options.tool_callbacks}
+    kept = tuple(c for c in loop_options.tool_callbacks if c.tool_definition.name not in names)
+    return replace(
+        round_options,
+        tool_callbacks=(*round_options.tool_callbacks, *kept),
+        tool_names=round_options.tool_names | loop_options.tool_names,
+    )
+
+
+def _tool_call_chunk(chunk: ChatClientResponse) -> bool:
+    """A chunk with whole tool calls, or with tool-call fragments and no text."""
+    chat = chunk.chat_response
+    return chat is not None and (chat.has_tool_calls() or (TOOL_CALL_DELTAS in chat.metadata and not chat.text))
 
 
 def _tool_result(round_no: int, response: ToolResponse, duration: float) -> ToolResult:

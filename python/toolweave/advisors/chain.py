@@ -30,9 +30,13 @@ class DefaultAroundAdvisorChain:
 
     Raises:
         LookupError: the chain ran out of advisors before one answered (no terminal model advisor).
+        ValueError: ``advisors``, one of them, or a request is ``None``.
+        TypeError: an advisor is not an :class:`Advisor`.
     """
 
     def __init__(self, advisors: Sequence[Advisor], _position: int = 0, *, _sorted: bool = False) -> None:
+        if not _sorted:
+            _check_advisors(advisors)
         self._advisors: tuple[Advisor, ...] = tuple(advisors) if _sorted else tuple(sorted(advisors, key=_order))
         self._position = _position
 
@@ -43,16 +47,19 @@ class DefaultAroundAdvisorChain:
 
     def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (blocking)."""
+        _check_request(request)
         index = self._next_index(CallAdvisor)
         return cast(CallAdvisor, self._advisors[index]).advise_call(request, self._after(index))
 
     async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (async)."""
+        _check_request(request)
         index = self._next_index(CallAdvisor)
         return await cast(CallAdvisor, self._advisors[index]).aadvise_call(request, self._after(index))
 
     def next_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
         """Run the next :class:`StreamAdvisor`."""
+        _check_request(request)
         index = self._next_index(StreamAdvisor)
         return cast(StreamAdvisor, self._advisors[index]).advise_stream(request, self._after(index))
 
@@ -60,8 +67,10 @@ class DefaultAroundAdvisorChain:
         """A chain of the advisors after ``after`` (Spring ``copy(CallAdvisor after)``).
 
         Raises:
-            ValueError: ``after`` is not on this chain.
+            ValueError: ``after`` is ``None`` or not on this chain.
         """
+        if after is None:
+            raise ValueError('after must not be None')
         for index, advisor in enumerate(self._advisors):
             if advisor is after:
                 return DefaultAroundAdvisorChain(self._advisors[index + 1 :], _sorted=True)
@@ -79,3 +88,18 @@ class DefaultAroundAdvisorChain:
 
 def _order(advisor: Advisor) -> int:
     return advisor.order
+
+
+def _check_advisors(advisors: Sequence[Advisor] | None) -> None:
+    if advisors is None:
+        raise ValueError('advisors must not be None')
+    for advisor in advisors:
+        if advisor is None:
+            raise ValueError('advisors must not contain None')
+        if not isinstance(advisor, Advisor):
+            raise TypeError(f'advisors must be Advisor instances, got {type(advisor).__name__}')
+
+
+def _check_request(request: ChatClientRequest | None) -> None:
+    if request is None:
+        raise ValueError('request must not be None')

@@ -58,7 +58,7 @@ class MessageChatMemoryAdvisor(BaseChatMemoryAdvisor):
         conversation_id: Used when the request has no ``chat_memory_conversation_id`` parameter.
 
     Raises:
-        ValueError: ``conversation_id`` is empty; or, per request, the parameter is empty.
+        ValueError: ``chat_memory`` is ``None``, ``conversation_id`` is empty; or, per request, the parameter is empty.
     """
 
     def __init__(
@@ -68,6 +68,8 @@ class MessageChatMemoryAdvisor(BaseChatMemoryAdvisor):
         order: int = BaseChatMemoryAdvisor.DEFAULT_ORDER,
         conversation_id: str = DEFAULT_CONVERSATION_ID,
     ) -> None:
+        if chat_memory is None:
+            raise ValueError('chat_memory must not be None')
         self.chat_memory = chat_memory
         self._order = order
         self.default_conversation_id = check_conversation_id(conversation_id)

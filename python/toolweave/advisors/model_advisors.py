@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TypeVar
 
 from toolweave.advisors.api import (
     LOWEST_PRECEDENCE,
@@ -17,12 +18,23 @@ from toolweave.chat.model import ChatModel
 
 __all__ = ['ChatModelCallAdvisor', 'ChatModelStreamAdvisor']
 
+_V = TypeVar('_V')
+
 
 class ChatModelCallAdvisor(CallAdvisor):
-    """Calls the model; last on the chain (``LOWEST_PRECEDENCE``)."""
+    """Calls the model; last on the chain (``LOWEST_PRECEDENCE``); named ``'call'`` as in Spring.
+
+    Raises:
+        ValueError: ``model`` is ``None``.
+    """
 
     def __init__(self, model: ChatModel) -> None:
-        self.model = model
+        self.model = _not_none(model, 'model')
+
+    @property
+    def name(self) -> str:
+        """``'call'``."""
+        return 'call'
 
     @property
     def order(self) -> int:
@@ -31,18 +43,29 @@ class ChatModelCallAdvisor(CallAdvisor):
 
     def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """``model.call(request.prompt)``."""
+        _not_none(request, 'request')
         return ChatClientResponse(self.model.call(request.prompt), dict(request.context))
 
     async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """``await model.acall(request.prompt)``."""
+        _not_none(request, 'request')
         return ChatClientResponse(await self.model.acall(request.prompt), dict(request.context))
 
 
 class ChatModelStreamAdvisor(StreamAdvisor):
-    """Streams from the model; last on the chain (``LOWEST_PRECEDENCE``)."""
+    """Streams from the model; last on the chain (``LOWEST_PRECEDENCE``); named ``'stream'`` as in Spring.
+
+    Raises:
+        ValueError: ``model`` is ``None``.
+    """
 
     def __init__(self, model: ChatModel) -> None:
-        self.model = model
+        self.model = _not_none(model, 'model')
+
+    @property
+    def name(self) -> str:
+        """``'stream'``."""
+        return 'stream'
 
     @property
     def order(self) -> int:
@@ -53,5 +76,13 @@ class ChatModelStreamAdvisor(StreamAdvisor):
         self, request: ChatClientRequest, chain: StreamAdvisorChain
     ) -> AsyncIterator[ChatClientResponse]:
         """Yield one response per model chunk."""
+        _not_none(request, 'request')
         async for chunk in self.model.stream(request.prompt):
             yield ChatClientResponse(chunk, request.context)
+
+
+def _not_none(value: _V | None, name: str) -> _V:
+    """``value``; ``ValueError`` naming ``name`` when it is ``None``."""
+    if value is None:
+        raise ValueError(f'{name} must not be None')
+    return value

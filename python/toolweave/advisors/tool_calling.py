@@ -33,6 +33,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from toolweave.advisors._rounds import (
+    LENGTH_FINISH_REASON,
     MAX_ROUNDS_FINISH_REASON,
     REPEATED_TOOL_CALL_FINISH_REASON,
     TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON,
@@ -57,6 +58,7 @@ from toolweave.exceptions import ToolCallLimitExceededError
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
 
 __all__ = [
+    'LENGTH_FINISH_REASON',
     'MAX_ROUNDS_FINISH_REASON',
     'REPEATED_TOOL_CALL_FINISH_REASON',
     'TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON',
@@ -81,6 +83,9 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         max_rounds: End the loop when this many model rounds have asked for tools (``None``: no bound).
         max_identical_tool_calls: End the loop when the model asks for one tool with identical
             arguments this many times in a row (``None``: no check; 2 or more).
+        execute_truncated_tool_calls: Run the tool calls of a round that ended with finish reason
+            ``length`` (Spring's behaviour). Default ``False``: their arguments may be cut short, so
+            the loop ends with finish reason ``length`` and the calls under metadata ``pendingToolCalls``.
 
     Raises:
         ValueError: ``order`` is not strictly between the bounds, or a bound is not a positive int
@@ -98,6 +103,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         eligibility_checker: ToolExecutionEligibilityChecker | None = None,
         max_rounds: int | None = None,
         max_identical_tool_calls: int | None = None,
+        execute_truncated_tool_calls: bool = False,
     ) -> None:
         _check_bound('max_rounds', max_rounds, 1)
         _check_bound('max_identical_tool_calls', max_identical_tool_calls, 2)
@@ -112,6 +118,12 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         self._order = order
         self.conversation_history_enabled = conversation_history_enabled
         self.eligibility_checker = eligibility_checker or DefaultToolExecutionEligibilityChecker()
+        self.execute_truncated_tool_calls = bool(execute_truncated_tool_calls)
+
+    @property
+    def name(self) -> str:
+        """``'Tool Calling Advisor'`` (Spring's name)."""
+        return 'Tool Calling Advisor'
 
     @property
     def order(self) -> int:
@@ -127,6 +139,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             'eligibility_checker': self.eligibility_checker,
             'max_rounds': self.max_rounds,
             'max_identical_tool_calls': self.max_identical_tool_calls,
+            'execute_truncated_tool_calls': self.execute_truncated_tool_calls,
         }
         settings.update(changes)
         return type(self)(**settings)
@@ -134,7 +147,12 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
     # -- drivers: I/O only, the rules are in the engine (advisors/_rounds.py) ---------------------
 
     def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
-        """The blocking loop (Spring ``adviseCall``)."""
+        """The blocking loop (Spring ``adviseCall``).
+
+        Raises:
+            ValueError: ``request`` or ``chain`` is ``None``.
+        """
+        _check_arguments(request, chain)
         if not isinstance(request.prompt.options, ToolCallingChatOptions):
             return chain.next_call(request)
         engine = RoundEngine(self, request, chain)
@@ -155,6 +173,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
 
     async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """The async loop: same rules, awaiting the chain and the tools."""
+        _check_arguments(request, chain)
         if not isinstance(request.prompt.options, ToolCallingChatOptions):
             return await chain.anext_call(request)
         engine = RoundEngine(self, request, chain)
@@ -171,6 +190,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         self, request: ChatClientRequest, chain: StreamAdvisorChain
     ) -> AsyncIterator[ChatClientResponse]:
         """The streaming loop (Spring ``adviseStream``): forward chunks, keep tool-call chunks inside."""
+        _check_arguments(request, chain)
         if not isinstance(request.prompt.options, ToolCallingChatOptions):
             async for response in chain.next_stream(request):
                 yield response
@@ -192,6 +212,8 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
                         yield forwarded
                 step: ExecuteTools | Finish | None = engine.on_stream_end()
                 if isinstance(step, ExecuteTools):
+                    for held in step.chunks:
+                        yield held
                     execution = self._aexecute(engine, step)
                     step = await (_in_span(span, execution) if traced else execution)
             finally:
@@ -247,12 +269,24 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
     def do_get_next_instructions_for_tool_call(
         self, request: ChatClientRequest, response: ChatClientResponse, result: ToolExecutionResult
     ) -> tuple[Message, ...]:
-        """Messages for the next round: the full history, or ``[system, last]`` without history."""
+        """Messages for the next round: the full history, or ``[system, last]`` without history.
+
+        Without history the system message is the request's (Spring ``prompt().getSystemMessage()``),
+        never one taken from the manager's history.
+        """
         history = result.conversation_history
         if self.conversation_history_enabled:
             return history
-        system = next((m for m in history if isinstance(m, SystemMessage)), None)
+        system = next((m for m in request.prompt.messages if isinstance(m, SystemMessage)), None)
         return (system, history[-1]) if system is not None else (history[-1],)
+
+
+def _check_arguments(request: ChatClientRequest | None, chain: object) -> None:
+    """``ValueError`` naming the argument that is ``None`` (Spring's ``Assert.notNull``)."""
+    if request is None:
+        raise ValueError('request must not be None')
+    if chain is None:
+        raise ValueError('chain must not be None')
 
 
 def _check_bound(name: str, value: int | None, minimum: int) -> None:
