@@ -258,10 +258,17 @@ class DefaultToolCallingManager:
     ) -> None:
         # Plain sync tools (no timeout, no concurrency cap) go to the pool together and wake the loop
         # once when the last returns: one event-loop wake-up per group instead of one per call.
-        pooled = [i for i in group if semaphore is None and runs_in_thread(i[2]) and self._timeout(i[2]) is None]
-        others = [i for i in group if i not in pooled]
+        pooled: list[tuple[int, ToolCall, ToolCallback]] = []
+        others: list[tuple[int, ToolCall, ToolCallback]] = []
+        for item in group:
+            plain = semaphore is None and runs_in_thread(item[2]) and self._timeout(item[2]) is None
+            (pooled if plain else others).append(item)
+        # one awaitable: awaited in this task (as a task it would add a wake-up, and carrying for nothing)
         if not pooled and len(others) == 1:
             await self._run_one(batch, *others[0], semaphore)
+            return
+        if pooled and not others:
+            await self._run_in_threads(batch, pooled)
             return
         # a tool's KeyboardInterrupt/SystemExit/GeneratorExit leaves a task carried, and is raised here as itself
         tasks = [asyncio.ensure_future(carrying(self._run_one(batch, *item, semaphore))) for item in others]
