@@ -344,3 +344,30 @@ def test_spans_follow_genai_conventions():
     assert captured[0][1]['gen_ai.tool.name'] == 'add'
     assert captured[0][1]['gen_ai.tool.call.id'] == 'c9'
     assert captured[0][1]['gen_ai.tool.call.arguments'] == '{"a": 1, "b": 1}'
+
+
+def test_spans_reach_a_tracer_provider_set_after_import(monkeypatch):
+    """No span work without a tracing SDK, yet a provider set later (through the default proxy tracer) gets them."""
+    import toolweave.tools.manager as manager_module
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    monkeypatch.setattr(manager_module, '_tracer', trace.ProxyTracer('toolweave'))
+    monkeypatch.setattr(trace, '_TRACER_PROVIDER', None)
+    manager = DefaultToolCallingManager()
+    chat = response(call('add', '{"a": 1, "b": 1}', 'c1'))
+    assert manager_module._tracing_off()
+    assert responses(manager.execute_tool_calls(prompt(add), chat)) == [('c1', 'add', '2')]
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, '_TRACER_PROVIDER', provider)  # as trace.set_tracer_provider(provider) does
+    assert not manager_module._tracing_off()
+    assert responses(manager.execute_tool_calls(prompt(add), chat)) == [('c1', 'add', '2')]
+    assert asyncio.run(manager.aexecute_tool_calls(prompt(add), chat)).conversation_history[-1].responses[0].id == 'c1'
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ['execute_tool add', 'execute_tool add']
+    assert spans[0].attributes['gen_ai.tool.call.id'] == 'c1'

@@ -435,8 +435,13 @@ class DefaultToolCallingManager:
 
 
 def _tracing_off() -> bool:
-    """No tracing SDK behind ``_tracer``: the default proxy tracer and no tracer provider set (spans are no-ops)."""
-    return isinstance(_tracer, trace.ProxyTracer) and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    """No tracing SDK behind ``_tracer`` (no tracer provider set yet): its spans would be non-recording no-ops.
+
+    The proxy tracer's delegate is exactly what its ``start_span`` would use (a ``NoOpTracer`` until a
+    provider is set), read without looking the provider up in the environment on every call.
+    """
+    delegate = getattr(_tracer, '_tracer', None) if isinstance(_tracer, trace.ProxyTracer) else _tracer
+    return isinstance(delegate, trace.NoOpTracer)
 
 
 class _Batch:
