@@ -273,3 +273,24 @@ def test_core_functions_are_public_in_toolweave_core() -> None:
     for name in core.__all__:
         assert getattr(core, name) is getattr(native, name)
     assert core.parse_arguments('{"city": "Par', mode='partial') == {'city': 'Par'}
+
+
+def test_live_line_is_ended_before_an_error_is_printed() -> None:
+    out = FakeTerminal()
+    printer = EventPrinter(out, live=True)
+    printer(ToolCallStarted(1, 0, 'c1', 'get_weather'))
+    printer(ToolCallArgumentsDelta(1, 0, '{"city": "Os', {'city': 'Os'}))
+    printer.close()  # run_demo does this when the run raises, before the error line goes to stderr
+    assert out.getvalue().endswith('\n')
+    assert screen(out.getvalue()) == ['-> tool call    get_weather({"city": "Os"}', '']
+    printer.close()
+    assert out.getvalue().count('\n') == 1
+
+
+def test_run_demo_ends_its_lines_when_the_run_fails() -> None:
+    out = FakeTerminal()
+    model = ScriptedChatModel([ScriptedChatModel.tool_call_response('get_weather', {'city': 'Oslo'}, id='c1')])
+    with pytest.raises(Exception, match='script'):  # the scripted model has no second answer
+        run_demo('Weather in Oslo?', max_tokens=16, stream=True, out=out, model=model)
+    assert out.getvalue().endswith('\n')
+    assert screen(out.getvalue())[-2] == '<- tool result  get_weather: 3 C, snow'

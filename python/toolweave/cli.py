@@ -219,6 +219,13 @@ class EventPrinter:
         elif isinstance(event, RunFinished):
             self._finish(event)
 
+    def close(self) -> None:
+        """End an unfinished line (streamed text, a live line), e.g. before an error is printed."""
+        self._end_text()
+        if self._open_line:
+            self._write('\n')
+            self._open_line = False
+
     def _finish(self, event: RunFinished) -> None:
         self.finished = event
         self.answer = event.response.text
@@ -306,11 +313,14 @@ def run_demo(
         advisor = ToolCallingAdvisor(DefaultToolCallingManager(limits=limits))
         client = ChatClient.builder(model).tool_calling_advisor(advisor).build()
         spec = client.prompt().user(question).tools(*DEMO_TOOLS)
-        if stream:
-            for event in spec.stream().events():
-                printer(event)
-        else:
-            spec.call(on_event=printer)
+        try:
+            if stream:
+                for event in spec.stream().events():
+                    printer(event)
+            else:
+                spec.call(on_event=printer)
+        finally:
+            printer.close()
     return _exit_status(printer)
 
 
