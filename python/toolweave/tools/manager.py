@@ -35,7 +35,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -411,11 +411,14 @@ class DefaultToolCallingManager:
         span.set_status(trace.StatusCode.ERROR, scrub_text(str(error)))
         return self.exception_processor.process(error)
 
+    def _span(self, call: ToolCall, callback: ToolCallback) -> AbstractContextManager[trace.Span]:
+        """The call's ``execute_tool`` span, current inside the block; a no-op span when tracing is off."""
+        if _tracing_off():  # what the no-op tracer would give, without building the attributes
+            return _NO_SPAN
+        return self._recorded_span(call, callback)
+
     @contextmanager
-    def _span(self, call: ToolCall, callback: ToolCallback) -> Iterator[trace.Span]:
-        if _tracing_off():  # what the no-op tracer would return, without building the attributes
-            yield trace.INVALID_SPAN
-            return
+    def _recorded_span(self, call: ToolCall, callback: ToolCallback) -> Iterator[trace.Span]:
         definition = callback.tool_definition
         attributes = {
             'gen_ai.operation.name': 'execute_tool',
@@ -432,6 +435,9 @@ class DefaultToolCallingManager:
             return
         with trace.use_span(span, end_on_exit=True) as current:
             yield current
+
+
+_NO_SPAN = nullcontext(trace.INVALID_SPAN)
 
 
 def _tracing_off() -> bool:
