@@ -12,7 +12,8 @@ tool calls) and hands the outcome back; the engine answers with what to do next:
 The engine owns everything else, so every loop feature is written here once: the advisor's hooks
 (``do_initialize_loop``, ``do_before_call``, ``do_after_call``, ``do_finalize_loop`` and their
 ``*_stream`` twins, ``do_get_next_instructions_for_tool_call``) in their documented order, the
-eligibility check, the guards (``max_rounds``, ``max_identical_tool_calls``), ``return_direct`` and
+eligibility check, the guards (``max_rounds``, ``max_identical_tool_calls``, calls of a round cut
+off with finish reason ``length``), ``return_direct`` and
 limit-breach answers, the usage summed over rounds, the history and next instructions, and the run
 events (:mod:`toolweave.events`). The drivers keep the round spans (tracing is I/O).
 

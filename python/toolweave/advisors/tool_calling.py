@@ -14,7 +14,10 @@ for tools (finish reason ``maxRoundsReached``), and ``max_identical_tool_calls``
 model asks for the same tool with the same arguments that many times in a row (finish reason
 ``repeatedToolCall``); both answer with one generation explaining why, the unexecuted calls under
 metadata ``pendingToolCalls``. They bound loops that the tool-call limits cannot (limits excluded
-or unlimited, or ``RETURN_ERROR_RESPONSE``). Tracing: one span per model round
+or unlimited, or ``RETURN_ERROR_RESPONSE``). Unlike Spring, the calls of a round that ended with
+finish reason ``length`` are not executed (their arguments may be cut short): the loop ends with
+finish reason ``length`` and the calls under ``pendingToolCalls``, unless
+``execute_truncated_tool_calls=True``. Tracing: one span per model round
 (``toolweave.round``) wraps the model call and that round's ``execute_tool`` spans, in every path.
 
 Hooks for subclasses (count rounds, audit, stop the loop): ``do_initialize_loop``,
