@@ -309,7 +309,10 @@ def test_differential_dialects_and_valid_output(schema, dialect):
     out = rust_core.to_dialect(schema, dialect)
     assert out == reference_core.to_dialect(schema, dialect)
     assert json.dumps(out) == json.dumps(reference_core.to_dialect(schema, dialect))  # same key order
-    jsonschema.Draft202012Validator.check_schema(out)
+    if out is None:  # a Gemini schema without parameters (issue 12)
+        assert dialect == 'gemini'
+    else:
+        jsonschema.Draft202012Validator.check_schema(out)
 
 
 _FIXED = {

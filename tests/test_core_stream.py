@@ -206,14 +206,15 @@ def test_id_name_not_overwritten_and_index_zero(core: SimpleNamespace) -> None:
         frag(index=0, id='a', function={'name': 'f', 'arguments': ''}),
         frag(index=1, id='', type='', function={'name': '', 'arguments': '}'}),
         frag(index=0, function={'name': None, 'arguments': '[]'}),
-        frag(index=0, id='other', function={'name': 'h'}),
+        frag(index=0, id='other', function={'name': 'h'}),  # another id at index 0: another call (issue 12)
         {'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'tool_calls'}]},
         {'choices': [{'index': 0, 'delta': {}, 'finish_reason': None}]},
     ]
     result, _, _ = run(core, [sse_from_payloads(payloads)])
-    assert result['tool_calls'] == [
-        {'index': 1, 'id': 'b', 'type': 'function', 'name': 'g', 'arguments': '{}'},
+    assert result['tool_calls'] == [  # in order of index (issue 12)
         {'index': 0, 'id': 'a', 'type': 'function', 'name': 'f', 'arguments': '[]'},
+        {'index': 1, 'id': 'b', 'type': 'function', 'name': 'g', 'arguments': '{}'},
+        {'index': 2, 'id': 'other', 'type': 'function', 'name': 'h', 'arguments': ''},
     ]
     assert result['finish_reason'] == 'tool_calls'
     assert result['truncated'] is False
@@ -270,8 +271,8 @@ def test_unindexed_call_after_the_largest_index_gets_a_free_index(core: SimpleNa
         {'index': 0, 'function': {'arguments': 'c'}},
         {'id': 'e'},  # 3
     ]
-    calls = calls_of(core, fragments)
-    assert calls == [(top, 'a', 'Aa'), (1, 'b', 'B'), (0, 'c', 'Cc'), (2, 'd', 'Dd'), (3, 'e', '')]
+    calls = calls_of(core, fragments)  # in order of index (issue 12)
+    assert calls == [(0, 'c', 'Cc'), (1, 'b', 'B'), (2, 'd', 'Dd'), (3, 'e', ''), (top, 'a', 'Aa')]
     assert len({index for index, _, _ in calls}) == len(calls)
 
 

@@ -29,10 +29,15 @@ class StreamAggregator:
     endings). Choice index 0 is the message; other choices (``n > 1``) are aggregated apart under
     ``result()['choices']``. Tool-call fragments merge by ``index``; without an index, by a known
     ``id``; a new id starts a call; a fragment without id continues the most recently started call. Only a JSON integer in ``0 .. 2**63-1`` is an index
-    (anything else counts as none). A call started without an index gets the largest index so far
-    plus one (0 for the first), or the smallest unused index if that would pass ``2**63-1``, so
-    indices are unique. ``id``/``type``/``name`` come from the first fragment with a non-empty
-    value, ``arguments`` are concatenated. Merging is linear in the number of fragments.
+    (anything else counts as none). A fragment whose non-empty ``id`` differs from the id of the call
+    its index holds is another call (Ollama's ``/v1`` sends every parallel call at index 0): the call
+    with that id if one is known, else a new call, and the index then goes to that call. A call
+    started without an index of its own gets the largest index so far plus one (0 for the first), or
+    the smallest unused index if that would pass ``2**63-1``, so indices are unique. ``id``/``type``/``name`` come from the first fragment with a non-empty
+    value, ``arguments`` are concatenated. Calls are listed in order of index (not of arrival); a call
+    whose provider sent no id has a synthesised one, the same over the whole stream: 9 characters of
+    ``[0-9A-Za-z]`` (the only ids Mistral accepts back), a hash of the stream's ``id`` and the call's
+    index. Merging is linear in the number of fragments.
 
     When one call to ``feed()``/``finish()`` meets bad events, every event of that call is still
     processed, then the first failure is raised with the good chunks in its ``chunks`` attribute.
@@ -270,7 +275,12 @@ def parse_arguments(
     dropped, containers closed); ``'lenient'`` repairs LLM output (code fences and prose, single
     quotes, Python ``True/False/None``, unquoted keys, raw control characters in strings, trailing
     commas, a stray closing bracket, a missing end; else the text read as in partial mode) and costs
-    one strict parse on valid input. Both
+    one strict parse on valid input. Lenient mode also unwraps a JSON string whose content parses
+    (leniently) to an object (double-encoded arguments: the object's JSON text sent as a JSON string), and reads
+    every object that follows the first back to back (whitespace and commas between:
+    ``{"a": 1}{"b": 2}``, one per line, an array of objects): they are merged when no key gets two
+    different values (``1``, ``1.0`` and ``true`` differ), else ``ToolArgumentsError`` (at the later
+    object) names the keys whose value would be lost. Both
     rewrite the text and then parse strictly, without recursion at any depth, so every strict limit
     still holds; when they cannot produce an object the strict error of the original text is raised.
 
@@ -351,7 +361,11 @@ def upper_case_type_values(schema: Any) -> Any:
 def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
     """``schema`` rewritten for ``'openai-strict'``, ``'gemini'`` or ``'anthropic'`` (see the README table).
 
-    Unsupported keywords move into the node's description as ``key: <compact JSON>``.
+    Unsupported keywords move into the node's description as ``key: <compact JSON>``. ``'gemini'`` gives
+    ``None`` for a schema that takes no parameters (an object, or untyped, with no or empty ``properties``
+    and no ``anyOf``): send that function declaration without ``parameters``. Gemini rejects an
+    ``OBJECT`` with empty ``properties`` and documents ``parameters`` as optional ("for function with
+    no parameters, this can be left unset").
 
     Raises:
         TypeError: ``dialect`` is not a str, or a value is not JSON.

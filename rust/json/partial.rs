@@ -363,12 +363,19 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
-/// Rewrite LLM output into strict JSON text; `None` when it cannot become an object.
-pub fn repair(text: &str) -> Option<String> {
-    let text = fenced(text).unwrap_or(text);
-    let t = text.as_bytes();
+/// Rewrite LLM output into strict JSON objects (see the twin's module docstring): the first object,
+/// and each further object that follows it back to back (only whitespace and commas between, as
+/// in `{"a": 1}{"b": 2}` or a JSON array of objects), each with the byte offset in `text` where
+/// it starts. `None` when hopeless (a later object that cannot be repaired is read as a truncated
+/// prefix, as lenient mode reads the first).
+pub fn repair(text: &str) -> Option<Vec<(usize, String)>> {
+    let body = fenced(text).unwrap_or(text);
+    let offset = body.as_ptr() as usize - text.as_ptr() as usize;
+    let t = body.as_bytes();
     let n = t.len();
-    let mut i = text.find('{')?;
+    let mut i = body.find('{')?;
+    let mut objects = Vec::new();
+    let mut start = i;
     let mut out = String::with_capacity(n + 16);
     let mut stack: Vec<u8> = Vec::new();
     while i < n {
@@ -378,7 +385,7 @@ pub fn repair(text: &str) -> Option<String> {
                 out.push(c as char);
                 i += 1;
             }
-            b'"' | b'\'' => i = quoted(text, i, c, &mut out),
+            b'"' | b'\'' => i = quoted(body, i, c, &mut out),
             b'{' | b'[' => {
                 stack.push(if c == b'{' { b'}' } else { b']' });
                 out.push(c as char);
@@ -393,7 +400,12 @@ pub fn repair(text: &str) -> Option<String> {
                 drop_trailing_comma(&mut out);
                 out.push(c as char);
                 if stack.is_empty() {
-                    break; // trailing prose is dropped
+                    objects.push((offset + start, std::mem::take(&mut out)));
+                    let next = skip_separators(t, i);
+                    if t.get(next) != Some(&b'{') {
+                        return Some(objects); // trailing prose is dropped
+                    }
+                    (i, start) = (next, next);
                 }
             }
             b',' | b':' => {
@@ -401,18 +413,18 @@ pub fn repair(text: &str) -> Option<String> {
                 i += 1;
             }
             b'-' | b'0'..=b'9' => {
-                let start = i;
+                let from = i;
                 while i < n && is_number_byte(t[i]) {
                     i += 1;
                 }
-                out.push_str(&text[start..i]);
+                out.push_str(&body[from..i]);
             }
             c if is_word_start(c) => {
-                let start = i;
+                let from = i;
                 while i < n && is_word_byte(t[i]) {
                     i += 1;
                 }
-                let word = &text[start..i];
+                let word = &body[from..i];
                 let literal = match word {
                     "true" | "True" => Some("true"),
                     "false" | "False" => Some("false"),
@@ -426,18 +438,38 @@ pub fn repair(text: &str) -> Option<String> {
                     out.push_str(word);
                     out.push('"');
                 } else {
-                    return None;
+                    return hopeless(objects, body, offset, start);
                 }
             }
-            _ => return None,
+            _ => return hopeless(objects, body, offset, start),
         }
     }
-    if stack.is_empty() {
-        Some(out)
-    } else {
-        drop_trailing_comma(&mut out);
-        complete_partial(&out)
+    drop_trailing_comma(&mut out);
+    objects.push((offset + start, complete_partial(&out)?));
+    Some(objects)
+}
+
+/// Repair gave up at the object starting at `start`: `None` for the first one (lenient mode then
+/// reads the whole text as a truncated prefix); a later one is read that way alone.
+fn hopeless(
+    mut objects: Vec<(usize, String)>,
+    body: &str,
+    offset: usize,
+    start: usize,
+) -> Option<Vec<(usize, String)>> {
+    if objects.is_empty() {
+        return None;
     }
+    objects.push((offset + start, complete_partial(&body[start..])?));
+    Some(objects)
+}
+
+/// Past the whitespace and commas at `i`.
+fn skip_separators(t: &[u8], mut i: usize) -> usize {
+    while i < t.len() && matches!(t[i], b' ' | b'\t' | b'\n' | b'\r' | b',') {
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]
@@ -464,13 +496,22 @@ mod tests {
     #[test]
     fn repair_fixes_llm_output() {
         let text = "Here:\n```json\n{'a': True, b: None, \"c\": [1,2,],}\n```\nthanks";
+        let first = |text: &str| repair(text).map(|objects| objects[0].1.clone());
         assert_eq!(
-            repair(text).as_deref(),
+            first(text).as_deref(),
             Some("{\"a\": true, \"b\": null, \"c\": [1,2]}")
         );
         assert_eq!(
-            repair("{\"a\": \"é\nx\"}}").as_deref(),
+            first("{\"a\": \"é\nx\"}}").as_deref(),
             Some("{\"a\": \"é\\nx\"}")
+        );
+        assert_eq!(
+            repair("x ```\n{'a': 1}, \n{b: 2} {\"c\": [3\n```"),
+            Some(vec![
+                (6, "{\"a\": 1}".to_string()),
+                (17, "{\"b\": 2}".to_string()),
+                (24, "{\"c\": [3\n]}".to_string())
+            ])
         );
         assert_eq!(repair("{a: foo}"), None);
         assert_eq!(repair("no object"), None);

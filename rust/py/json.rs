@@ -112,6 +112,15 @@ fn try_object<'py>(py: Python<'py>, text: &str, max_depth: usize) -> Option<Boun
     deeper_than_parsed(text, max_depth).is_none().then_some(d)
 }
 
+/// `f(text)`, with the GIL released for long texts.
+fn detached<T: Send>(py: Python<'_>, text: &str, f: impl Fn(&str) -> T + Send + Sync) -> T {
+    if text.len() >= DETACH_BYTES {
+        py.detach(|| f(text))
+    } else {
+        f(text)
+    }
+}
+
 /// Parse in `mode` with values nested at most `max_depth` (1 ..= 200) levels deep.
 pub(crate) fn parse_mode<'py>(
     py: Python<'py>,
@@ -123,26 +132,103 @@ pub(crate) fn parse_mode<'py>(
         return parse_str(py, text, max_depth);
     }
     if mode == Mode::Lenient {
-        if let Some(d) = try_object(py, text, max_depth) {
+        if let Some(d) = lenient(py, text, max_depth)? {
             return Ok(d);
         }
     }
-    // Lenient: the repair, else the text as a truncated prefix (`{"a": 1, "b": tr` -> `{"a": 1}`).
-    let fixers: &[fn(&str) -> Option<String>] = match mode {
-        Mode::Partial => &[json::partial::complete_partial],
-        _ => &[json::partial::repair, json::partial::complete_partial],
-    };
-    for fix in fixers {
-        let fixed = if text.len() >= DETACH_BYTES {
-            py.detach(|| fix(text))
-        } else {
-            fix(text)
-        };
-        if let Some(d) = fixed.as_deref().and_then(|f| try_object(py, f, max_depth)) {
-            return Ok(d);
-        }
+    // Partial, or lenient without a repair: the text as a truncated prefix (`{"a": 1, "b": tr` -> `{"a": 1}`).
+    let completed = detached(py, text, json::partial::complete_partial);
+    if let Some(d) = completed.and_then(|c| try_object(py, &c, max_depth)) {
+        return Ok(d);
     }
     parse_str(py, text, max_depth) // raises the strict error of the original text
+}
+
+/// Lenient mode before the truncated-prefix reading: a valid object as it is; a JSON string whose
+/// content parses (leniently) to an object, unwrapped (double-encoded arguments); else the repair,
+/// its objects back to back merged ([`merge`]). `None`: none of these gives an object.
+fn lenient<'py>(
+    py: Python<'py>,
+    text: &str,
+    max_depth: usize,
+) -> Result<Option<Bound<'py, PyDict>>, CoreError> {
+    if let Ok(value) = loads(py, text.as_bytes()) {
+        if let Ok(s) = value.cast::<PyString>() {
+            let inner = s.to_str().ok();
+            if let Some(d) = inner.and_then(|t| parse_mode(py, t, Mode::Lenient, max_depth).ok()) {
+                return Ok(Some(d));
+            }
+        } else if let Ok(d) = value.cast_into::<PyDict>() {
+            if deeper_than_parsed(text, max_depth).is_none() {
+                return Ok(Some(d));
+            }
+        }
+    }
+    let Some(objects) = detached(py, text, json::partial::repair) else {
+        return Ok(None);
+    };
+    let mut merged: Option<Bound<'py, PyDict>> = None;
+    for (at, object) in objects {
+        let Some(d) = try_object(py, &object, max_depth) else {
+            return Ok(None);
+        };
+        match &merged {
+            None => merged = Some(d),
+            Some(m) => merge(m, &d).map_err(|keys| json::make_error(text, at, &clash(&keys)))?,
+        }
+    }
+    Ok(merged)
+}
+
+/// Add the members of `more` (an object that followed `into` back to back) to `into`; `Err` with
+/// the keys `more` gives another value ([`same`]), leaving `into` unchanged.
+fn merge(into: &Bound<'_, PyDict>, more: &Bound<'_, PyDict>) -> Result<(), Vec<String>> {
+    let mut clashes = Vec::new();
+    for (key, value) in more.iter() {
+        if let Ok(Some(old)) = into.get_item(&key) {
+            if !same(&old, &value) {
+                clashes.push(key.extract::<String>().unwrap_or_default());
+            }
+        }
+    }
+    if clashes.is_empty() {
+        into.update(more.as_mapping()).map_err(|_| clashes)
+    } else {
+        Err(clashes)
+    }
+}
+
+/// Equal JSON values of the same types all the way down (`1`, `1.0` and `true` differ).
+fn same(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> bool {
+    if !a.get_type().is(b.get_type()) {
+        return false;
+    }
+    if let (Ok(x), Ok(y)) = (a.cast::<PyDict>(), b.cast::<PyDict>()) {
+        return x.len() == y.len()
+            && x.iter()
+                .all(|(k, v)| matches!(y.get_item(&k), Ok(Some(w)) if same(&v, &w)));
+    }
+    if let (Ok(x), Ok(y)) = (a.cast::<PyList>(), b.cast::<PyList>()) {
+        return x.len() == y.len() && x.iter().zip(y.iter()).all(|(v, w)| same(&v, &w));
+    }
+    a.eq(b).unwrap_or(false)
+}
+
+/// The error reason for objects back to back that disagree on `keys`.
+fn clash(keys: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = keys
+        .iter()
+        .take(SHOWN)
+        .map(|k| serde_json::to_string(k).unwrap_or_default())
+        .collect();
+    if keys.len() > SHOWN {
+        named.push(format!("and {} more", keys.len() - SHOWN));
+    }
+    format!(
+        "JSON objects back to back give different values for {}: merging them would lose one",
+        named.join(", ")
+    )
 }
 
 /// A `max_depth` argument: an `int` in `1 ..= 200` (not a `bool`); `None` means 200.

@@ -368,26 +368,27 @@ impl StreamAggregator {
         let mut guard = slf.try_borrow_mut().map_err(|_| in_use())?;
         let this = &mut *guard;
         let max_depth = this.inner.limits().max_depth;
-        let text: Option<(&str, bool)> = match this.inner.inner_mut() {
+        // The call's text, whether it came whole, and its slot (its parser's place).
+        let text: Option<(&str, bool, usize)> = match this.inner.inner_mut() {
             Inner::OpenAiChat(s) => index
-                .and_then(|i| s.main.tool_calls.get(i))
-                .map(|c| (c.arguments.as_str(), false)),
+                .and_then(|i| s.main.call_at(i))
+                .map(|(slot, c)| (c.arguments.as_str(), false, slot)),
             Inner::Generic(g) => {
                 g.format.finalize(&mut g.message);
                 index
-                    .and_then(|i| g.message.calls.get(i))
-                    .map(|c| (c.arguments(), c.final_args.is_some()))
+                    .and_then(|i| g.message.calls.get(i).map(|c| (i, c)))
+                    .map(|(i, c)| (c.arguments(), c.final_args.is_some(), i))
             }
         };
         match (text, index) {
             // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
-            (Some((a, true)), _) if !live => Ok(super::json::parse_mode(
+            (Some((a, true, _)), _) if !live => Ok(super::json::parse_mode(
                 py,
                 a,
                 super::json::Mode::Partial,
                 max_depth,
             )?),
-            (Some((a, _)), Some(i)) => {
+            (Some((a, _, i)), Some(_)) => {
                 if this.partials.len() <= i {
                     this.partials.resize_with(i + 1, Incremental::default);
                 }
@@ -466,10 +467,11 @@ fn openai_result(
 
 fn openai_calls<'py>(py: Python<'py>, m: &ChoiceState) -> PyResult<Bound<'py, PyList>> {
     let calls = PyList::empty(py);
-    for c in &m.tool_calls {
+    for slot in m.order() {
+        let c = &m.tool_calls[slot];
         let cd = PyDict::new(py);
         cd.set_item(intern!(py, "index"), c.index)?;
-        cd.set_item(intern!(py, "id"), &c.id)?;
+        cd.set_item(intern!(py, "id"), c.reported_id())?;
         cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
         cd.set_item(intern!(py, "name"), &c.name)?;
         cd.set_item(intern!(py, "arguments"), &c.arguments)?;

@@ -7,7 +7,7 @@
 //! | dialect | what changes |
 //! |---|---|
 //! | `openai-strict` | every object node: `required` = all its properties, a property that was not required becomes nullable (`type: [T, "null"]`, `null` added to `enum`, a null branch added to `anyOf`, a `$ref` wrapped in `anyOf` with null); `additionalProperties: false` unless it has a schema value (maps: unsupported by OpenAI strict, left as is); `oneOf` -> `anyOf`; a one-element `allOf` is merged; `default: null` and `$schema` removed; kept keywords: `type properties required additionalProperties items anyOf enum const $ref $defs description title pattern format minimum maximum exclusiveMinimum exclusiveMaximum multipleOf minItems maxItems`; every other keyword (a non-null `default`, `minLength`, `uniqueItems`, `discriminator`, `prefixItems` ...) moves into the description. Applies inside `properties`, `items`, `anyOf` branches, `$defs` and map value schemas. |
-//! | `gemini` | the OpenAPI 3.0 subset of Gemini function declarations: every `$ref` inlined from `$defs` (a recursive reference becomes `{"type": "object"}` with a note), `$defs` and `$schema` removed; null handled the Gemini way (`anyOf` null branch or `"null"` in `type` -> `nullable: true`, a single remaining branch merged into the node); `oneOf` -> `anyOf`; a one-element `allOf` merged; a string `const` -> `enum: [c]`; boolean `additionalProperties` removed; `format` kept only for `date-time`, `enum`, `int32`, `int64`, `float`, `double`; kept keywords: `type format description nullable enum properties required items minItems maxItems minimum maximum anyOf title minLength maxLength pattern minProperties maxProperties default propertyOrdering example`; a non-string `enum`/`const`, tuples (`prefixItems`) and every other keyword move into the description. Type names stay lower-case (apply `upper_case_type_values` for the proto form). |
+//! | `gemini` | the OpenAPI 3.0 subset of Gemini function declarations: every `$ref` inlined from `$defs` (a recursive reference becomes `{"type": "object"}` with a note), `$defs` and `$schema` removed; null handled the Gemini way (`anyOf` null branch or `"null"` in `type` -> `nullable: true`, a single remaining branch merged into the node); `oneOf` -> `anyOf`; a one-element `allOf` merged; a string `const` -> `enum: [c]`; boolean `additionalProperties` removed; `format` kept only for `date-time`, `enum`, `int32`, `int64`, `float`, `double`; kept keywords: `type format description nullable enum properties required items minItems maxItems minimum maximum anyOf title minLength maxLength pattern minProperties maxProperties default propertyOrdering example`; a non-string `enum`/`const`, tuples (`prefixItems`) and every other keyword move into the description. Type names stay lower-case (apply `upper_case_type_values` for the proto form). A schema that takes no parameters (an object with no or empty `properties` and no `anyOf`) gives `null`: send the declaration without `parameters` (Gemini documents `parameters` as optional, "for function with no parameters, this can be left unset", and rejects an `OBJECT` with empty `properties`). |
 //! | `anthropic` | nothing: Anthropic takes plain JSON Schema 2020-12 (a deep copy is returned). |
 
 use serde_json::{Map, Value};
@@ -124,9 +124,27 @@ pub fn to_dialect(schema: &Value, dialect: Dialect) -> Result<Value, SchemaError
                 stack: Vec::new(),
                 nodes: 0,
             };
-            gem.node(schema, 0)
+            let out = gem.node(schema, 0)?;
+            Ok(if without_parameters(&out) {
+                Value::Null
+            } else {
+                out
+            })
         }
     }
+}
+
+/// A Gemini parameters schema that declares no parameter: an object (or untyped) node with no or
+/// empty `properties` and no `anyOf`.
+fn without_parameters(schema: &Value) -> bool {
+    let Some(map) = schema.as_object() else {
+        return false;
+    };
+    let object = map.get("type").is_none_or(|t| t == "object");
+    let no_properties = map
+        .get("properties")
+        .is_none_or(|p| p.as_object().is_some_and(Map::is_empty));
+    object && no_properties && !map.contains_key("anyOf")
 }
 
 /// Append `notes` to the description of `map`, as `desc (k: v; k2: v2)` or `k: v; k2: v2`.
@@ -542,6 +560,24 @@ mod tests {
             json!({"type": "object", "description": "recursive: \"Node\""})
         );
         assert!(out.get("$defs").is_none() && out.get("$schema").is_none());
+    }
+
+    #[test]
+    fn gemini_schema_without_parameters_is_null() {
+        for s in [
+            json!({"type": "object", "properties": {}, "required": []}),
+            json!({"type": "object", "additionalProperties": false}),
+            json!({}),
+        ] {
+            assert_eq!(to_dialect(&s, Dialect::Gemini).unwrap(), Value::Null, "{s}");
+        }
+        for s in [
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            json!({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}]}),
+            json!({"type": "string"}),
+        ] {
+            assert_ne!(to_dialect(&s, Dialect::Gemini).unwrap(), Value::Null, "{s}");
+        }
     }
 
     #[test]

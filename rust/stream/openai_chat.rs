@@ -9,12 +9,17 @@
 //!
 //! Tool-call fragments merge by `index` (0 is a real index). Only a JSON integer in
 //! `0..=2**63-1` is an index; anything else (negative, larger, a float, a string, `null`) counts as
-//! no index. A fragment without an index merges by `id` when that id is known, starts a new call
-//! when its id is new, and continues the most recently started call when it has no id. A call
-//! started without an index gets the largest index so far plus one (0 for the first call), or,
-//! when that would overflow, the smallest non-negative index not in use; so indices stay unique.
+//! no index. A fragment whose non-empty `id` differs from the id of the call its index holds is
+//! another call (Ollama's `/v1` sends every parallel call at index 0, each with its own id): the
+//! call with that id if one is known, else a new call; the index then goes to that call. A
+//! fragment without an index merges by `id` when that id is known, starts a new call when its id
+//! is new, and continues the most recently started call when it has no id. A call started without
+//! its own index gets the largest index so far plus one (0 for the first call), or, when that
+//! would overflow, the smallest non-negative index not in use; so indices stay unique.
 //! `id`, `type` and `name` come from the first fragment with a non-empty value; `arguments` are
-//! concatenated. Lookups by index and id are hashed: merging is linear in the number of fragments.
+//! concatenated. Calls are reported in order of index. A call that never got an id gets a
+//! synthesised one ([`synthetic_call_id`]). Lookups by index and id are hashed: merging is linear
+//! in the number of fragments.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -40,14 +45,50 @@ const NUMBER_IN_DATA_TOO_LARGE: &str =
 pub struct ToolCall {
     /// The provider's `index` (or one assigned in order of appearance when it sent none).
     pub index: i64,
-    /// Call id, `""` if never sent.
+    /// Call id, `""` if never sent (see [`Self::reported_id`]).
     pub id: String,
+    /// The id reported while the provider sent none ([`synthetic_call_id`]).
+    pub synthetic_id: String,
     /// Call type, `function` unless the provider said otherwise.
     pub kind: String,
     /// Function name, `""` if never sent.
     pub name: String,
     /// The concatenated argument text.
     pub arguments: String,
+}
+
+impl ToolCall {
+    /// The provider's id, or the synthesised one when it sent none.
+    pub fn reported_id(&self) -> &str {
+        if self.id.is_empty() {
+            &self.synthetic_id
+        } else {
+            &self.id
+        }
+    }
+}
+
+/// Characters of a synthesised call id.
+const ID_ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The id of a call whose provider sent none: 9 characters of `[0-9A-Za-z]` (Mistral accepts no
+/// other tool call ids), the FNV-1a hash of the stream's `id` (as known when the call started,
+/// `""` if none) and the call's index, so it is stable over the whole stream, differs between
+/// the calls of one response and between responses with different ids, and the twin computes the
+/// same one.
+pub fn synthetic_call_id(stream_id: &str, index: i64) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let index = index.to_string();
+    for b in stream_id.bytes().chain([0]).chain(index.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut id = [0u8; 9];
+    for c in id.iter_mut().rev() {
+        *c = ID_ALPHABET[(h % 62) as usize];
+        h /= 62;
+    }
+    id.iter().map(|&c| char::from(c)).collect()
 }
 
 /// The aggregation state of one choice.
@@ -57,12 +98,15 @@ pub struct ChoiceState {
     pub text: String,
     /// Concatenated `delta.reasoning_content` / `delta.reasoning`; `None` until one is seen.
     pub reasoning: Option<String>,
-    /// Tool calls in order of first appearance.
+    /// Tool calls in order of first appearance (see [`Self::calls`] for the reported order).
     pub tool_calls: Vec<ToolCall>,
     /// Last non-null `finish_reason`.
     pub finish_reason: Option<String>,
-    /// Slot in `tool_calls` of each index (indices are unique).
+    /// Slot in `tool_calls` of the call each index goes to: a call's own index (so the keys are
+    /// the indices in use), or the index a provider sent with a call that got another one.
     by_index: HashMap<i64, usize>,
+    /// The calls started in increasing order of index (the usual case: no sorting to report them).
+    unsorted: bool,
     /// First slot in `tool_calls` whose call has this id.
     by_id: HashMap<String, usize>,
     /// Largest index in use.
@@ -482,11 +526,15 @@ impl OpenAiChatAggregator {
         if let Some(r) = chunk.usage {
             self.usage = Some(data[r].to_vec());
         }
+        let stream_id = self.id.as_deref().unwrap_or_default();
         for (index, choice) in chunk.choices {
             if index == 0 {
-                self.main.apply_choice(choice);
+                self.main.apply_choice(choice, stream_id);
             } else {
-                self.others.entry(index).or_default().apply_choice(choice);
+                self.others
+                    .entry(index)
+                    .or_default()
+                    .apply_choice(choice, stream_id);
             }
         }
     }
@@ -507,7 +555,26 @@ impl OpenAiChatAggregator {
 }
 
 impl ChoiceState {
-    fn apply_choice(&mut self, choice: Choice) {
+    /// The tool calls in order of index (the slots of `tool_calls`).
+    pub fn order(&self) -> Vec<usize> {
+        let mut slots: Vec<usize> = (0..self.tool_calls.len()).collect();
+        if self.unsorted {
+            slots.sort_by_key(|&s| self.tool_calls[s].index);
+        }
+        slots
+    }
+
+    /// The tool call at position `i` in order of index.
+    pub fn call_at(&self, i: usize) -> Option<(usize, &ToolCall)> {
+        let slot = if self.unsorted {
+            *self.order().get(i)?
+        } else {
+            i
+        };
+        self.tool_calls.get(slot).map(|c| (slot, c))
+    }
+
+    fn apply_choice(&mut self, choice: Choice, stream_id: &str) {
         {
             if let Some(t) = choice.content {
                 self.text.push_str(&t);
@@ -519,7 +586,7 @@ impl ChoiceState {
                 self.reasoning.get_or_insert_with(String::new).push_str(&r);
             }
             for frag in choice.tool_calls {
-                self.merge(frag);
+                self.merge(frag, stream_id);
             }
             if choice.finish_reason.is_some() {
                 self.finish_reason = choice.finish_reason;
@@ -527,18 +594,27 @@ impl ChoiceState {
         }
     }
 
-    fn merge(&mut self, frag: Fragment) {
+    fn merge(&mut self, frag: Fragment, stream_id: &str) {
         let id = frag.id.filter(|s| !s.is_empty());
+        let known = |s: &Self| id.as_ref().and_then(|id| s.by_id.get(id).copied());
         let slot = match frag.index {
             Some(i) => match self.by_index.get(&i) {
+                Some(&slot) if self.other_call(slot, id.as_deref()) => {
+                    let slot = match known(self) {
+                        Some(slot) => slot,
+                        None => self.push_unindexed(stream_id),
+                    };
+                    self.by_index.insert(i, slot);
+                    slot
+                }
                 Some(&slot) => slot,
-                None => self.push_call(i),
+                None => self.push_call(i, stream_id),
             },
-            None => match id.as_ref().map(|id| self.by_id.get(id)) {
-                Some(Some(&slot)) => slot,
-                Some(None) => self.push_unindexed(),
-                None if !self.tool_calls.is_empty() => self.tool_calls.len() - 1,
-                None => self.push_unindexed(),
+            None => match (&id, known(self)) {
+                (Some(_), Some(slot)) => slot,
+                (Some(_), None) => self.push_unindexed(stream_id),
+                (None, _) if !self.tool_calls.is_empty() => self.tool_calls.len() - 1,
+                (None, _) => self.push_unindexed(stream_id),
             },
         };
         let call = &mut self.tool_calls[slot];
@@ -564,8 +640,14 @@ impl ChoiceState {
         }
     }
 
-    /// The index for a call started without one: the largest so far plus one, else the smallest
-    /// free one.
+    /// A fragment with `id` is not part of the call in `slot`: both have an id, and they differ.
+    fn other_call(&self, slot: usize, id: Option<&str>) -> bool {
+        let held = &self.tool_calls[slot].id;
+        id.is_some_and(|id| !held.is_empty() && held != id)
+    }
+
+    /// The index for a call started without its own: the largest so far plus one, else the
+    /// smallest free one.
     fn next_index(&mut self) -> i64 {
         match self.max_index {
             None => 0,
@@ -579,19 +661,21 @@ impl ChoiceState {
         }
     }
 
-    /// Start a call that came without an index.
-    fn push_unindexed(&mut self) -> usize {
+    /// Start a call that came without an index of its own.
+    fn push_unindexed(&mut self, stream_id: &str) -> usize {
         let index = self.next_index();
-        self.push_call(index)
+        self.push_call(index, stream_id)
     }
 
     /// Start a call with the unused index `index`.
-    fn push_call(&mut self, index: i64) -> usize {
+    fn push_call(&mut self, index: i64, stream_id: &str) -> usize {
         let slot = self.tool_calls.len();
         self.by_index.insert(index, slot);
+        self.unsorted |= self.max_index.is_some_and(|m| index < m);
         self.max_index = Some(self.max_index.map_or(index, |m| m.max(index)));
         self.tool_calls.push(ToolCall {
             index,
+            synthetic_id: synthetic_call_id(stream_id, index),
             ..ToolCall::default()
         });
         slot

@@ -379,26 +379,83 @@ def parse_arguments(
 
 def _parse_repaired(s: str, mode: str, max_depth: int) -> dict[str, Any]:
     """Partial or lenient mode on non-blank text (see :func:`parse_arguments`)."""
-    fixed: str | None
-    if mode == 'partial':
-        fixed = complete_partial(s)
-    else:
+    if mode == 'lenient':
+        found = _lenient(s, max_depth)
+        if found is not None:
+            return found
+    # Partial, or lenient without a repair: the text as a truncated prefix ('{"a": 1, "b": tr' -> {'a': 1}).
+    completed = complete_partial(s)
+    if completed is not None:
         try:
-            return _object(s, loads_strict(s, max_depth))
+            value = loads_strict(completed, max_depth)
         except ToolArgumentsError:
-            fixed = repair(s)
-    # Lenient: the repair, else the text as a truncated prefix ('{"a": 1, "b": tr' -> {'a': 1}).
-    candidates = [fixed] if mode == 'partial' else [fixed, complete_partial(s)]
-    for candidate in candidates:
-        if candidate is None:
-            continue
-        try:
-            value = loads_strict(candidate, max_depth)
-        except ToolArgumentsError:
-            continue
+            value = None
         if type(value) is dict:
             return value
     return _object(s, loads_strict(s, max_depth))  # raises the strict error of the original text
+
+
+def _lenient(s: str, max_depth: int) -> dict[str, Any] | None:
+    r"""Lenient mode before the truncated-prefix reading; None when nothing here gives an object.
+
+    A valid object as it is; a JSON string whose content parses (leniently) to an object, unwrapped
+    (double-encoded arguments: ``"{\"a\": 1}"``); else the repair, with the objects found back to
+    back merged (:func:`_merge`).
+    """
+    try:
+        value = loads_strict(s, max_depth)
+    except ToolArgumentsError:
+        value = None
+    if type(value) is dict:
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_arguments(value, 'lenient', max_depth=max_depth)
+        except ToolArgumentsError:
+            pass
+    objects = repair(s)
+    if objects is None:
+        return None
+    merged: dict[str, Any] | None = None
+    for position, text in objects:
+        try:
+            value = loads_strict(text, max_depth)
+        except ToolArgumentsError:
+            return None
+        if type(value) is not dict:
+            return None
+        if merged is None:
+            merged = value
+        else:
+            _merge(s, position, merged, value)
+    return merged
+
+
+def _merge(s: str, position: int, into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Add ``more`` (the object at ``position`` of ``s``, back to back after ``into``) to ``into``.
+
+    Raises:
+        ToolArgumentsError: ``more`` gives another value (:func:`_same`) to a key of ``into``; naming the keys.
+    """
+    clashes = [k for k, v in more.items() if k in into and not _same(into[k], v)]
+    if clashes:
+        shown = [json.dumps(k, ensure_ascii=False) for k in clashes[:5]]
+        if len(clashes) > 5:
+            shown.append(f'and {len(clashes) - 5} more')
+        reason = f'JSON objects back to back give different values for {", ".join(shown)}: merging them would lose one'
+        raise make_error(s, position, reason)
+    into.update(more)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal JSON values of the same types all the way down (``1``, ``1.0`` and ``true`` differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(k in b and _same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(v, w) for v, w in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _object(s: str, value: Any) -> dict[str, Any]:

@@ -16,6 +16,10 @@ text, at the strict parser's position.
   bracket, and a missing end (closed as in partial mode). Unknown bare words in value position are
   not guessed: repair gives up (None), and lenient mode then reads the text as a truncated prefix
   (:func:`complete_partial`: ``{"a": 1, "b": tr`` gives ``{'a': 1}``). It never invents keys.
+  Objects that follow the first back to back (only whitespace and commas between: ``{"a": 1}{"b": 2}``,
+  one per line, a JSON array of objects) are repaired too, each returned with its position, for the
+  caller to merge (a later object that cannot be repaired is read as a truncated prefix, as lenient mode
+  reads the first); anything else after the first object is prose and dropped.
 
 The Rust core (``rust/json/partial.rs``) implements the same rules; tests compare the two.
 """
@@ -264,14 +268,21 @@ def _drop_trailing_comma(out: list[str]) -> None:
         del out[k]
 
 
-def repair(text: str) -> str | None:  # noqa: C901 - one tokenizer, like the Rust twin
-    """Rewrite LLM output into strict JSON text (see the module docstring); None when hopeless."""
+def repair(text: str) -> list[tuple[int, str]] | None:  # noqa: C901 - one tokenizer, like the Rust twin
+    """Rewrite LLM output into strict JSON objects (see the module docstring); None when hopeless.
+
+    Returns:
+        The first object and each one back to back after it, as ``(position in text, strict JSON text)``.
+    """
     fence = _FENCE.search(text)
+    offset = 0
     if fence is not None:
+        offset = fence.start(1)
         text = fence.group(1)
     start = text.find('{')
     if start < 0:
         return None
+    objects: list[tuple[int, str]] = []
     out: list[str] = []
     stack: list[str] = []
     n = len(text)
@@ -296,7 +307,12 @@ def repair(text: str) -> str | None:  # noqa: C901 - one tokenizer, like the Rus
             _drop_trailing_comma(out)
             out.append(c)
             if not stack:
-                break  # trailing prose is dropped
+                objects.append((offset + start, ''.join(out)))
+                out = []
+                nxt = _skip_separators(text, i)
+                if text[nxt : nxt + 1] != '{':
+                    return objects  # trailing prose is dropped
+                i = start = nxt
         elif c in ',:':
             out.append(c)
             i += 1
@@ -309,7 +325,7 @@ def repair(text: str) -> str | None:  # noqa: C901 - one tokenizer, like the Rus
         else:
             m = _WORD.match(text, i)
             if m is None:
-                return None
+                return _hopeless(objects, text, offset, start)
             word = m.group()
             i = m.end()
             if word in _LITERALS:
@@ -317,9 +333,30 @@ def repair(text: str) -> str | None:  # noqa: C901 - one tokenizer, like the Rus
             elif stack and stack[-1] == '}' and text[_ws(text, i) : _ws(text, i) + 1] == ':':
                 out.append(f'"{word}"')
             else:
-                return None
-    repaired = ''.join(out)
-    if stack:
-        _drop_trailing_comma(out)
-        return complete_partial(''.join(out))
-    return repaired
+                return _hopeless(objects, text, offset, start)
+    _drop_trailing_comma(out)
+    last = complete_partial(''.join(out))
+    if last is None:
+        return None
+    objects.append((offset + start, last))
+    return objects
+
+
+def _hopeless(objects: list[tuple[int, str]], text: str, offset: int, start: int) -> list[tuple[int, str]] | None:
+    """Repair gave up at the object starting at ``start``.
+
+    None for the first one (lenient mode then reads the whole text as a truncated prefix); a later one is read
+    that way alone.
+    """
+    if not objects:
+        return None
+    last = complete_partial(text[start:])
+    return None if last is None else [*objects, (offset + start, last)]
+
+
+def _skip_separators(text: str, i: int) -> int:
+    """Past the whitespace and commas at ``i``."""
+    n = len(text)
+    while i < n and (text[i] in _WS or text[i] == ','):
+        i += 1
+    return i

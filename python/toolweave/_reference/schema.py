@@ -209,6 +209,8 @@ def _upper(node: Any, depth: int) -> None:
 def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
     """``schema`` rewritten for ``'openai-strict'``, ``'gemini'`` or ``'anthropic'``.
 
+    ``'gemini'`` gives None for a schema without parameters (see :func:`_without_parameters`).
+
     Raises:
         TypeError: ``dialect`` is not a str.
         ValueError: unknown dialect, nesting deeper than 256, or (Gemini) inlining past 100,000 nodes.
@@ -224,7 +226,24 @@ def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
         _strict(node, 0)
         return node
     defs = node.get('$defs') if isinstance(node, dict) else None
-    return _Gemini(defs if isinstance(defs, dict) else {}).node(node, 0)
+    out = _Gemini(defs if isinstance(defs, dict) else {}).node(node, 0)
+    return None if _without_parameters(out) else out
+
+
+def _without_parameters(schema: Any) -> bool:
+    """A Gemini parameters schema that declares no parameter (sent as no ``parameters`` at all).
+
+    An object (or untyped) node with no or empty ``properties`` and no ``anyOf``: Gemini rejects an
+    ``OBJECT`` with empty ``properties`` and documents ``parameters`` as optional ("for function with no
+    parameters, this can be left unset").
+    """
+    if not isinstance(schema, dict):
+        return False
+    return (
+        schema.get('type', 'object') == 'object'
+        and ('properties' not in schema or schema['properties'] == {})
+        and 'anyOf' not in schema
+    )
 
 
 def _compact(value: Any) -> str:

@@ -11,14 +11,19 @@ Aggregation (a choice without ``index`` counts as 0; choices with another intege
 ``1 .. 2**63-1`` are aggregated apart, under ``choices``, by the same rules): ``delta.content`` is
 concatenated into ``text``; ``delta.reasoning_content`` and ``delta.reasoning`` into ``reasoning``;
 tool-call fragments merge by ``index``, else by a known ``id``, else a new id starts a call and a
-fragment without id continues the most recent call; ``id``/``type``/``name`` come from the first
-non-empty value; ``arguments`` are concatenated. ``id`` and ``model`` are the first non-empty
-values, ``finish_reason`` and ``usage`` the last non-null ones.
+fragment without id continues the most recent call; a fragment whose non-empty ``id`` differs from
+the id of the call its index holds is another call (Ollama's ``/v1`` sends every parallel call at
+index 0): the call with that id if known, else a new one, and the index goes to that call from
+then on. ``id``/``type``/``name`` come from the first non-empty value; ``arguments`` are
+concatenated. Calls are reported in order of index; a call that never got an id reports a
+synthesised one (:func:`synthetic_call_id`). ``id`` and ``model`` are the first non-empty values,
+``finish_reason`` and ``usage`` the last non-null ones.
 
 Only a JSON integer in ``0 .. 2**63-1`` is a tool-call index; anything else (negative, larger, a
-float, a string, null) counts as no index. A call started without an index gets the largest index
-so far plus one (0 for the first), or, when that would pass ``2**63-1``, the smallest non-negative
-index not in use, so indices stay unique. Lookups by index and id are dicts: merging is linear.
+float, a string, null) counts as no index. A call started without an index of its own gets the
+largest index so far plus one (0 for the first), or, when that would pass ``2**63-1``, the smallest
+non-negative index not in use, so indices stay unique. Lookups by index and id are dicts: merging
+is linear.
 
 A number whose integer part has more than 4300 digits, or a value nested deeper than ``max_depth``
 levels (200 by default, the most), makes the event a ``StreamFormatError`` (like any other bad
@@ -51,7 +56,7 @@ from toolweave._reference.json import (
 )
 from toolweave.exceptions import ProviderStreamError, StreamFormatError, ToolArgumentsError
 
-__all__ = ['SUPPORTED_FORMATS', 'StreamAggregator']
+__all__ = ['SUPPORTED_FORMATS', 'StreamAggregator', 'synthetic_call_id']
 
 SUPPORTED_FORMATS = ('openai-chat', 'openai-responses', 'anthropic', 'gemini', 'ollama')
 _EOL = re.compile(rb'\r\n?|\n')
@@ -77,6 +82,27 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+
+def synthetic_call_id(stream_id: str, index: int) -> str:
+    """The id of a call whose provider sent none: 9 characters of ``[0-9A-Za-z]``.
+
+    Mistral accepts no other tool call ids. It is the FNV-1a hash (64 bits) of the stream's ``id`` as
+    known when the call started (``''`` if none), a NUL byte and the call's index in decimal, written
+    in base 62: stable over the stream, different for the calls of one response and between responses
+    with different ids.
+    """
+    h = 0xCBF29CE484222325
+    for b in stream_id.encode() + b'\0' + str(index).encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    digits = []
+    for _ in range(9):
+        h, r = divmod(h, 62)
+        digits.append(_ID_ALPHABET[r])
+    return ''.join(reversed(digits))
+
+
 class _Failure(Exception):
     def __init__(self, error: Exception) -> None:
         self.error = error
@@ -89,25 +115,33 @@ class _Choice:
         self._text: list[str] = []
         self._reasoning: list[str] | None = None
         self._calls: list[dict[str, Any]] = []
-        self._by_index: dict[int, dict[str, Any]] = {}  # indices are unique
+        # The call each index goes to: a call's own index (the keys are the indices in use), or the
+        # index a provider sent with a call that got another one.
+        self._by_index: dict[int, dict[str, Any]] = {}
         self._by_id: dict[str, int] = {}  # id -> first slot in _calls with that id
         self._max_index: int | None = None
         self._lowest_free = 0  # no index below this is free (used once _max_index is 2**63-1)
+        self._stream_id = ''  # the stream's id while a choice is applied (for synthetic call ids)
         self._finish_reason: str | None = None
+
+    def _ordered(self) -> list[dict[str, Any]]:
+        """The calls in order of index."""
+        return sorted(self._calls, key=lambda c: int(c['index']))
 
     def _tool_calls(self) -> list[dict[str, Any]]:
         return [
             {
                 'index': c['index'],
-                'id': c['id'],
+                'id': c['id'] or c['synthetic_id'],
                 'type': c['type'] or 'function',
                 'name': c['name'],
                 'arguments': ''.join(c['arguments']),
             }
-            for c in self._calls
+            for c in self._ordered()
         ]
 
-    def _apply_choice(self, choice: dict[str, Any]) -> None:
+    def _apply_choice(self, choice: dict[str, Any], stream_id: str = '') -> None:
+        self._stream_id = stream_id
         delta = choice.get('delta')
         if isinstance(delta, dict):
             self._apply_delta(delta)
@@ -144,6 +178,10 @@ class _Choice:
             call = self._by_index.get(index)
             if call is None:
                 call = self._new_call(index)
+            elif call_id is not None and call['id'] and call['id'] != call_id:  # another call at this index
+                slot = self._by_id.get(call_id)
+                call = self._new_call(self._next_index()) if slot is None else self._calls[slot]
+                self._by_index[index] = call
         elif call_id is not None:
             slot = self._by_id.get(call_id)
             call = self._new_call(self._next_index()) if slot is None else self._calls[slot]
@@ -177,6 +215,7 @@ class _Choice:
         call: dict[str, Any] = {
             'index': index,
             'id': '',
+            'synthetic_id': synthetic_call_id(self._stream_id, index),
             'type': '',
             'name': '',
             'arguments': [],
@@ -403,12 +442,12 @@ class StreamAggregator(_Choice):
             if type(index) is not int or not 0 <= index <= _I64_MAX:
                 continue
             if index == 0:
-                self._apply_choice(choice)
+                self._apply_choice(choice, self._id or '')
             else:
                 other = self._others.get(index)
                 if other is None:
                     other = self._others[index] = _Choice()
-                other._apply_choice(choice)
+                other._apply_choice(choice, self._id or '')
 
     def _run(self, events: list[tuple[bytes, bytes]], tail: Exception | None = None) -> list[dict[str, Any]]:
         chunks: list[dict[str, Any]] = []
@@ -606,8 +645,9 @@ class StreamAggregator(_Choice):
         if not 0 <= position < len(calls):
             raise IndexError(f'no tool call at index {i!r}')
         text = calls[position]['arguments']
-        if live:
-            return self._live.setdefault(position, LiveArguments(self._max_depth)).parse(text)
+        if live:  # one live value per call (its slot: positions follow the order of index)
+            slot = self._ordered()[position]['slot'] if self._fmt is None else position
+            return self._live.setdefault(slot, LiveArguments(self._max_depth)).parse(text)
         return parse_arguments(text, 'partial', max_depth=self._max_depth)
 
     def _other_calls(self) -> list[dict[str, Any]]:

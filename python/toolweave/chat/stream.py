@@ -67,7 +67,8 @@ class ToolCallDeltas:
 
     One per stream (it keeps which call each provider index or id belongs to). Per format:
     ``openai-chat`` ``choices[0].delta.tool_calls`` fragments (merged by ``index``, else a known ``id``,
-    else a new ``id`` starts a call and an anonymous fragment continues the last one); ``openai-responses``
+    else a new ``id`` starts a call and an anonymous fragment continues the last one; an ``id`` that differs
+    from the one of the call at its index is another call, as Ollama's ``/v1`` sends every call at index 0); ``openai-responses``
     ``function_call`` output items and their ``function_call_arguments.delta`` events (by ``output_index``);
     ``anthropic`` ``tool_use`` blocks and their ``input_json_delta`` pieces (by block index). ``gemini``
     and ``ollama`` send each call whole, so they have no fragments (nor do arguments that arrive only as a
@@ -94,6 +95,7 @@ class ToolCallDeltas:
         self._format = format
         self._calls = 0
         self._by_key: dict[object, int] = {}
+        self._ids: dict[int, str] = {}  # the first id of each call
         self._last: int | None = None
 
     def feed(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
@@ -139,6 +141,10 @@ class ToolCallDeltas:
             index = self._by_key.get(key)
             if index is None:
                 index = self._new(key)
+            elif call_id is not None and self._ids.get(index, call_id) != call_id:  # another call (Ollama /v1)
+                known = self._by_key.get(('id', call_id))
+                index = self._new(None) if known is None else known
+                self._by_key[key] = index
         elif call_id is not None:
             index = self._by_key.get(('id', call_id))
             if index is None:
@@ -147,6 +153,7 @@ class ToolCallDeltas:
             index = self._last if self._last is not None else self._new(None)
         if call_id is not None:
             self._by_key.setdefault(('id', call_id), index)
+            self._ids.setdefault(index, call_id)
         return ToolCallDelta(index, call_id, name or None, _argument_text(arguments))
 
     def _responses(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
@@ -283,10 +290,12 @@ def _openai_shape(format: str, native: Mapping[str, Any]) -> dict[str, Any]:
             native.get('output_tokens_details'),
         )
     if format == 'gemini':
+        # Gemini counts thinking (thoughtsTokenCount) and tool-use prompts (toolUsePromptTokenCount) apart
+        # from candidates and prompt, but in totalTokenCount: they are completion and prompt tokens here.
         thoughts = native.get('thoughtsTokenCount')
         return _shape(
-            native.get('promptTokenCount'),
-            native.get('candidatesTokenCount'),
+            _plus(native.get('promptTokenCount'), native.get('toolUsePromptTokenCount')),
+            _plus(native.get('candidatesTokenCount'), thoughts),
             native.get('totalTokenCount'),
             {'cached_tokens': native['cachedContentTokenCount']} if 'cachedContentTokenCount' in native else None,
             {'reasoning_tokens': thoughts} if thoughts is not None else None,
@@ -294,6 +303,13 @@ def _openai_shape(format: str, native: Mapping[str, Any]) -> dict[str, Any]:
     if format == 'ollama':
         return _shape(native.get('prompt_eval_count'), native.get('eval_count'), None, None, None)
     return dict(native)
+
+
+def _plus(count: Any, extra: Any) -> Any:
+    """``count + extra`` when ``extra`` is an int count (``count`` missing: 0); else ``count`` as it is."""
+    if type(extra) is not int or extra < 0:
+        return count
+    return (count if type(count) is int else 0) + extra
 
 
 def _shape(prompt: Any, completion: Any, total: Any, prompt_details: Any, completion_details: Any) -> dict[str, Any]:
@@ -312,8 +328,9 @@ def usage_from_native(format: str, native: Mapping[str, Any] | None) -> Usage | 
 
     Field mapping: Anthropic ``input_tokens``/``output_tokens`` (cached = ``cache_read_input_tokens``,
     total = their sum); Responses ``input_tokens``/``output_tokens``/``total_tokens`` and their
-    ``*_details``; Gemini ``promptTokenCount``/``candidatesTokenCount``/``totalTokenCount``
-    (reasoning = ``thoughtsTokenCount``); Ollama ``prompt_eval_count``/``eval_count``. Garbage
+    ``*_details``; Gemini prompt = ``promptTokenCount`` + ``toolUsePromptTokenCount``, completion =
+    ``candidatesTokenCount`` + ``thoughtsTokenCount`` (so prompt + completion == ``totalTokenCount``),
+    reasoning = ``thoughtsTokenCount``; Ollama ``prompt_eval_count``/``eval_count``. Garbage
     counts read as 0, as in :meth:`Usage.from_openai`.
     """
     if native is None:

@@ -25,6 +25,7 @@ from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
 from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
 from toolweave.providers._openai_wire import merge_options
+from toolweave.tools.definition import ToolDefinition
 
 __all__ = ['PARTS_KEY', 'GeminiChatModel', 'messages_to_gemini']
 
@@ -120,6 +121,19 @@ def messages_to_gemini(messages: Sequence[Message]) -> tuple[dict[str, Any] | No
     return instruction, contents
 
 
+def _declaration(definition: ToolDefinition) -> dict[str, Any]:
+    """A ``functionDeclarations`` entry: the schema in the ``gemini`` dialect, no ``parameters`` for a tool without any.
+
+    Gemini rejects an ``OBJECT`` schema with empty ``properties`` and documents ``parameters`` as optional
+    (the dialect gives None for such a schema).
+    """
+    declaration: dict[str, Any] = {'name': definition.name, 'description': definition.description}
+    parameters = schema_for(definition.input_schema, 'gemini')
+    if parameters is not None:
+        declaration['parameters'] = parameters
+    return declaration
+
+
 def _tool_config(choice: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
     if choice is None:
         return None
@@ -193,8 +207,9 @@ class GeminiChatModel(HttpChatModel):
     Finish reasons are normalised (``STOP`` -> ``stop``, or ``tool_calls`` when the model called a
     function; ``MAX_TOKENS`` -> ``length``; ``SAFETY``/``RECITATION`` -> ``content_filter``) with the
     native value in ``response.metadata['native_finish_reason']``; usage is mapped from
-    ``usageMetadata`` (``promptTokenCount``, ``candidatesTokenCount``, ``totalTokenCount``,
-    ``thoughtsTokenCount``; native object kept). Thought parts are reasoning
+    ``usageMetadata``: prompt tokens ``promptTokenCount`` + ``toolUsePromptTokenCount``, completion tokens
+    ``candidatesTokenCount`` + ``thoughtsTokenCount`` (prompt + completion == ``totalTokenCount``),
+    ``thoughtsTokenCount`` also as ``completion_tokens_details['reasoning_tokens']``; native object kept. Thought parts are reasoning
     (``output.metadata['reasoning']``); thought signatures go back on the next round. The key goes in
     the ``x-goog-api-key`` header, never in the URL.
 
@@ -301,14 +316,7 @@ class GeminiChatModel(HttpChatModel):
             body['systemInstruction'] = system
         body['contents'] = contents
         if isinstance(options, ToolCallingChatOptions):
-            declarations = [
-                {
-                    'name': cb.tool_definition.name,
-                    'description': cb.tool_definition.description,
-                    'parameters': schema_for(cb.tool_definition.input_schema, 'gemini'),
-                }
-                for cb in options.tool_callbacks
-            ]
+            declarations = [_declaration(cb.tool_definition) for cb in options.tool_callbacks]
             if declarations:
                 body['tools'] = [{'functionDeclarations': declarations}]
                 config = _tool_config(options.tool_choice)
