@@ -40,6 +40,7 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
+from toolweave.tools._concurrent import CarriedError, carrying, result_of
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
 
@@ -468,13 +469,15 @@ class StreamResponse:
             finally:
                 await _aclose(responses)
 
-        task = asyncio.ensure_future(run())  # the run goes on (tools too) while the consumer waits for events
+        # the run goes on (tools too) while the consumer waits for events; a tool's KeyboardInterrupt or
+        # SystemExit is carried to the consumer instead of stopping the event loop from inside the task
+        task = asyncio.ensure_future(carrying(run()))
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
                 yield event
                 queue.task_done()  # the consumer is back: this event was handled
-            task.result()  # the run's error, after the events before it
+            _raise_error_of(task)  # the run's error, after the events before it
         finally:
             if not task.done():
                 task.cancel()
@@ -528,9 +531,10 @@ def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
     items = make()
     try:
         while True:
-            future = asyncio.run_coroutine_threadsafe(_next_item(items), runner.loop)
+            # carried: a tool's KeyboardInterrupt/SystemExit would otherwise stop the private loop's thread
+            future = asyncio.run_coroutine_threadsafe(carrying(_next_item(items)), runner.loop)
             try:
-                done, item = future.result()
+                done, item = result_of(future)
             except BaseException:  # the stream's own error, or e.g. KeyboardInterrupt while waiting
                 future.cancel()
                 concurrent.futures.wait([future], timeout=_CLOSE_TIMEOUT)
@@ -569,6 +573,17 @@ class _LoopThread:
         """Stop the loop and wait (bounded) for its thread."""
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(_CLOSE_TIMEOUT)
+
+
+def _raise_error_of(task: asyncio.Future[None]) -> None:
+    """Raise the finished ``task``'s exception, a carried ``BaseException`` as itself."""
+    try:
+        task.result()
+    except CarriedError as carried:
+        error = carried.error
+    else:
+        return
+    raise error
 
 
 async def _next_item(items: AsyncIterator[_T]) -> tuple[bool, _T | None]:
