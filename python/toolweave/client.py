@@ -364,9 +364,17 @@ class CallResponse:
         chat = self._response.chat_response
         return chat.text if chat is not None else ''
 
-    def chat_response(self) -> ChatResponse | None:
-        """The full response (usage summed over the tool rounds)."""
-        return self._response.chat_response
+    def chat_response(self) -> ChatResponse:
+        """The full response (usage summed over the tool rounds).
+
+        Raises:
+            ValueError: the advisor chain ended without a ``ChatResponse`` (an advisor returned none);
+                ``chat_client_response().chat_response`` is then ``None``.
+        """
+        chat = self._response.chat_response
+        if chat is None:
+            raise ValueError('the advisor chain returned no ChatResponse (see chat_client_response())')
+        return chat
 
     def chat_client_response(self) -> ChatClientResponse:
         """The response with the advisor context."""
