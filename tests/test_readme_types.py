@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_quick_start_passes_mypy_strict(tmp_path: Path) -> None:
     readme = (ROOT / 'README.md').read_text(encoding='utf-8')
     section = readme.split('## Quick start', 1)[1]
-    quick_start = re.search(r'```python\n(.*?)```', section, re.S)
+    quick_start = re.search(r'```python\n(.*?)```', section, re.DOTALL)
     assert quick_start is not None
     script = tmp_path / 'quick_start.py'
     script.write_text(quick_start.group(1), encoding='utf-8')

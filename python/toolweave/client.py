@@ -262,7 +262,7 @@ class ChatClientRequestSpec:
         chain = DefaultAroundAdvisorChain([*self._chain_advisors(), terminal])
         context = dict(self._advisor_params)
         if on_event is not None:
-            context[ON_EVENT_CONTEXT_KEY] = _logging_errors(on_event)
+            context[ON_EVENT_CONTEXT_KEY] = _logging_errors(_check_handler(on_event))
         return ChatClientRequest(prompt, context), chain
 
     def _tool_options(self) -> ToolCallingChatOptions:
@@ -606,6 +606,22 @@ async def _aclose(items: AsyncIterator[Any]) -> None:
     aclose = getattr(items, 'aclose', None)
     if aclose is not None:
         await aclose()
+
+
+def _check_handler(handler: object) -> EventHandler:
+    """``handler`` when it is a plain (not ``async``) callable.
+
+    Raises:
+        TypeError: not callable, or an ``async def`` function (it would never be awaited).
+    """
+    if not callable(handler):
+        raise TypeError(f'on_event must be a callable taking one event, got {handler!r}')
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(type(handler).__call__):
+        raise TypeError(
+            'on_event must be a plain function (it is called synchronously, in order); '
+            'for async handling use `async for event in ....stream().events()`'
+        )
+    return cast(EventHandler, handler)
 
 
 def _logging_errors(handler: EventHandler) -> EventHandler:

@@ -121,7 +121,9 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         self._order = order
         self.conversation_history_enabled = conversation_history_enabled
         self.eligibility_checker = eligibility_checker or DefaultToolExecutionEligibilityChecker()
-        self.execute_truncated_tool_calls = bool(execute_truncated_tool_calls)
+        if not isinstance(execute_truncated_tool_calls, bool):
+            raise TypeError(f'execute_truncated_tool_calls must be a bool, got {execute_truncated_tool_calls!r}')
+        self.execute_truncated_tool_calls = execute_truncated_tool_calls
 
     @property
     def name(self) -> str:

@@ -23,7 +23,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolResponse, ToolResponseMessage
+from toolweave.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
 from toolweave.memory.base import ChatMemoryRepository, WindowedChatMemoryRepository, check_conversation_id
 
 __all__ = [
@@ -208,9 +215,11 @@ class MessageWindowChatMemory:
         """Append ``messages`` and apply the window, atomically.
 
         Raises:
-            TypeError: a message's metadata holds a value JSON cannot represent (nothing is changed).
+            TypeError: ``messages`` is not a sequence of messages (a single message or a ``str`` included),
+                or a message's metadata holds a value JSON cannot represent (nothing is changed).
         """
         check_conversation_id(conversation_id)
+        messages = _check_messages(messages)
         repository = self.repository
         if isinstance(repository, WindowedChatMemoryRepository):
             repository.add_all(conversation_id, messages, max_messages=self.max_messages)
@@ -237,3 +246,20 @@ class MessageWindowChatMemory:
     def clear(self, conversation_id: str) -> None:
         """Forget the conversation."""
         self.repository.delete_by_conversation_id(conversation_id)
+
+
+_MESSAGE_CLASSES = (SystemMessage, UserMessage, AssistantMessage, ToolResponseMessage)
+
+
+def _check_messages(messages: object) -> list[Message]:
+    """``messages`` as a list when it is a sequence of messages (not a ``str`` nor one message).
+
+    Raises:
+        TypeError: anything else, naming the first item that is not a message.
+    """
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise TypeError(f'messages must be a sequence of messages (e.g. [UserMessage(...)]), got {messages!r:.80}')
+    for index, message in enumerate(messages):
+        if not isinstance(message, _MESSAGE_CLASSES):
+            raise TypeError(f'messages[{index}] is not a message: {message!r:.80}')
+    return list(messages)

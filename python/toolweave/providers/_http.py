@@ -81,7 +81,7 @@ _RETRY_STATUS = frozenset({408, 429})
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Timeouts in seconds (``None`` = no limit for that phase).
+    """Timeouts in seconds (``None`` = no limit for that phase); each must be a positive number.
 
     Attributes:
         connect: Establishing the TCP/TLS connection.
@@ -98,13 +98,28 @@ class Timeouts:
     pool: float | None = 10.0
     total: float | None = None
 
+    def __post_init__(self) -> None:
+        for name in ('connect', 'read', 'write', 'pool', 'total'):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f'Timeouts.{name} must be a number of seconds or None, got {value!r}')
+            if not value > 0:  # also rejects NaN
+                raise ValueError(f'Timeouts.{name} must be a positive number of seconds or None, got {value!r}')
+
     @classmethod
     def of(cls, value: float | Timeouts) -> Timeouts:
-        """``value`` itself, or one number used for connect, read, write and pool (no total)."""
+        """``value`` itself, or one number used for connect, read, write and pool (no total).
+
+        Raises:
+            TypeError: not a number or a :class:`Timeouts`. ValueError: not a positive number.
+        """
         if isinstance(value, Timeouts):
             return value
-        seconds = float(value)
-        return cls(seconds, seconds, seconds, seconds, None)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f'timeout must be a number of seconds or a Timeouts, got {value!r}')
+        return cls(value, value, value, value, None)
 
     def httpx(self, remaining: float | None = None) -> httpx.Timeout:
         """The httpx timeout, each phase capped by ``remaining`` seconds of the total."""
