@@ -71,3 +71,12 @@ def test_a_single_timeout_number_is_checked(value: Any, error: type[Exception]) 
 def test_execute_truncated_tool_calls_takes_a_bool_only() -> None:
     with pytest.raises(TypeError, match='execute_truncated_tool_calls'):
         ToolCallingAdvisor(execute_truncated_tool_calls='no')  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize('text', [123, b'hi', ['hi']])
+def test_user_text_that_is_not_a_str_is_a_type_error(text: Any) -> None:
+    client = ChatClient.create(ScriptedChatModel([ScriptedChatModel.text_response('hi')]))
+    with pytest.raises(TypeError, match='user text must be a str'):
+        client.prompt(text)
+    with pytest.raises(TypeError, match='user text must be a str'):
+        client.prompt().user(text)

@@ -89,7 +89,11 @@ class ChatClient:
         return ChatClient(model)
 
     def prompt(self, user: str | None = None) -> ChatClientRequestSpec:
-        """Start a request, optionally with the user text."""
+        """Start a request, optionally with the user text.
+
+        Raises:
+            TypeError: ``user`` is not a ``str`` (e.g. ``bytes`` or a number).
+        """
         spec = ChatClientRequestSpec(self.model, self._defaults)
         return spec.user(user) if user is not None else spec
 
@@ -174,8 +178,14 @@ class ChatClientRequestSpec:
         return self
 
     def user(self, text: str) -> ChatClientRequestSpec:
-        """Append a user message."""
+        """Append a user message.
+
+        Raises:
+            ValueError: ``text`` is ``None``. TypeError: ``text`` is not a ``str``.
+        """
         _not_none(text, 'text')
+        if not isinstance(text, str):
+            raise TypeError(f'the user text must be a str, got {type(text).__name__}: {text!r:.80}')
         self._messages.append(UserMessage(text))
         return self
 
