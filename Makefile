@@ -28,7 +28,7 @@ $(STAMP): | $(PY)
 	touch $@
 
 $(BUILT): $(STAMP) $(RUST_SRC)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint,bench,search
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint,bench,search,mcp
 	touch $@
 
 build: $(BUILT)
