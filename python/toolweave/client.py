@@ -570,10 +570,10 @@ def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
 class _LoopThread:
     """A private event loop running in a daemon thread, in a copy of the creator's context variables."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = 'toolweave-stream') -> None:
         self.loop = asyncio.new_event_loop()
         context = contextvars.copy_context()
-        self._thread = threading.Thread(target=context.run, args=(self._run,), name='toolweave-stream', daemon=True)
+        self._thread = threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
