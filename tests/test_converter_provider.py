@@ -1,16 +1,15 @@
 """DefaultToolCallResultConverter completeness and provider checks (static, class, async methods)."""
 
 import asyncio
-import base64
 import dataclasses
 import datetime
 import enum
 import logging
 from collections.abc import Callable
 
-import orjson
 import pydantic
 import pytest
+from toolweave.chat import Media
 from toolweave.tools import (
     DefaultToolCallResultConverter,
     MethodToolCallback,
@@ -52,14 +51,10 @@ def test_converter_values():
     c = DefaultToolCallResultConverter()
     assert c.convert(None) == 'Done'
     assert c.convert('plain "text"') == 'plain "text"'
-    assert orjson.loads(c.convert(b'\x89PNG')) == {
-        'mimeType': 'image/png',
-        'data': base64.b64encode(b'\x89PNG').decode(),
-    }
-    assert orjson.loads(c.convert(FakeImage())) == {
-        'mimeType': 'image/png',
-        'data': base64.b64encode(b'\x89PNG fake').decode(),
-    }
+    # issue 18: bytes and images are content parts (ContentResult), no longer base64 JSON text
+    png = c.convert(b'\x89PNG\r\n\x1a\n')
+    assert png == '' and png.media == (Media('image/png', b'\x89PNG\r\n\x1a\n'),)
+    assert c.convert(FakeImage()).media == (Media('image/png', b'\x89PNG fake'),)
     assert c.convert(M(a=1, tags={'x'})) == '{"a":1,"tags":["x"]}'
     assert c.convert(Point(1, datetime.date(2024, 1, 2))) == '{"x":1,"when":"2024-01-02"}'
     assert c.convert([Color.RED, datetime.datetime(2024, 1, 2, 3, 4, 5)]) == '["red","2024-01-02T03:04:05"]'

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import pydantic
 import pytest
+from toolweave.chat import Media
 from toolweave.tools import (
     DefaultToolCallResultConverter,
     MethodToolCallback,
@@ -151,7 +152,7 @@ def test_default_result_converter():
     assert conv.convert({'a': [1, 2]}) == '{"a":[1,2]}'
     assert conv.convert(Reading('Oslo', 1.5)) == '{"city":"Oslo","celsius":1.5}'
     assert conv.convert(Point(x=1, y=2)) == '{"x":1,"y":2}'
-    assert conv.convert(b'\x89PNG') == '{"mimeType":"image/png","data":"iVBORw=="}'
+    assert conv.convert(b'\x89PNG').media == (Media('application/octet-stream', b'\x89PNG'),)  # issue 18: a part
     assert conv.convert(datetime.date(2026, 1, 2)) == '"2026-01-02"'
 
 

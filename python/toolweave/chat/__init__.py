@@ -1,5 +1,6 @@
 """Chat data types: messages, prompts, options, responses, the ``ChatModel`` protocol."""
 
+from toolweave.chat.content import Media, UnsupportedContentError
 from toolweave.chat.messages import (
     AssistantMessage,
     Message,
@@ -21,6 +22,7 @@ __all__ = [
     'ChatOptions',
     'ChatResponse',
     'Generation',
+    'Media',
     'Message',
     'MessageType',
     'Prompt',
@@ -29,6 +31,7 @@ __all__ = [
     'ToolCallingChatOptions',
     'ToolResponse',
     'ToolResponseMessage',
+    'UnsupportedContentError',
     'Usage',
     'UserMessage',
 ]

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from toolweave.chat.content import Media
+
 __all__ = [
     'AssistantMessage',
     'Message',
@@ -49,10 +51,20 @@ class SystemMessage:
 
 @dataclass(frozen=True)
 class UserMessage:
-    """A message from the user; it starts a new turn for the tool-call limits."""
+    """A message from the user; it starts a new turn for the tool-call limits.
+
+    Attributes:
+        text: The user's text.
+        metadata: Caller extras.
+        media: Content parts after the text (images, PDFs, audio), as Spring AI's ``UserMessage(text, media)``.
+    """
 
     text: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    media: tuple[Media, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'media', _media_tuple(self.media))
 
     @property
     def message_type(self) -> MessageType:
@@ -118,6 +130,8 @@ class ToolResponse:
             was not executed (a tool-call limit answered it). Set by the tool-calling manager.
         error_type: The failure's exception class name (e.g. ``'ValueError'``, ``'TimeoutError'``),
             ``None`` when ``is_error`` is false.
+        media: Content parts the tool returned (an image, a PDF), sent after ``response_data`` in the
+            provider's native form (see :class:`~toolweave.tools.converter.DefaultToolCallResultConverter`).
     """
 
     id: str
@@ -125,6 +139,10 @@ class ToolResponse:
     response_data: str
     is_error: bool = False
     error_type: str | None = None
+    media: tuple[Media, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'media', _media_tuple(self.media))
 
 
 @dataclass(frozen=True)
@@ -143,6 +161,15 @@ class ToolResponseMessage:
     def text(self) -> str:
         """The response texts joined by newlines (for logs and memory)."""
         return '\n'.join(r.response_data for r in self.responses)
+
+
+def _media_tuple(media: Any) -> tuple[Media, ...]:
+    """``media`` as a tuple of :class:`Media`; raises ``TypeError`` naming anything else."""
+    parts = tuple(media)
+    for part in parts:
+        if not isinstance(part, Media):
+            raise TypeError(f'media must hold Media parts, not {type(part).__name__}')
+    return parts
 
 
 Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolResponseMessage]

@@ -1,19 +1,54 @@
-"""Tool result conversion: the function's return value -> text for the model.
+"""Tool result conversion: the function's return value -> text (and content parts) for the model.
 
-As Spring AI's ``DefaultToolCallResultConverter``, with one deliberate divergence: plain strings
-are returned as they are (Spring JSON-quotes them), and ``None`` becomes ``Done`` unquoted.
+As Spring AI's ``DefaultToolCallResultConverter``, with two deliberate divergences: plain strings
+are returned as they are (Spring JSON-quotes them), and ``None`` becomes ``Done`` unquoted; images,
+files and lists of parts stay content parts (:class:`ContentResult`) that each provider sends in its
+native form, where Spring sends base64 JSON text the model cannot see.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
 import pydantic
 
-__all__ = ['DefaultToolCallResultConverter', 'ToolCallResultConverter']
+from toolweave.chat.content import Media, sniff_media_type
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ['ContentResult', 'DefaultToolCallResultConverter', 'ToolCallResultConverter', 'content_parts']
+
+
+class ContentResult(str):
+    """A tool result with content parts: its text (``str`` itself) plus :attr:`media`.
+
+    A ``str`` so that every ``ToolCallback.call`` keeps returning text; the tool-calling manager moves
+    :attr:`media` into :attr:`ToolResponse.media <toolweave.chat.messages.ToolResponse.media>`.
+
+    >>> ContentResult('chart:', [Media('image/png', b'...')]).media[0].media_type
+    'image/png'
+    """
+
+    media: tuple[Media, ...]
+
+    def __new__(cls, text: str, media: Iterable[Media]) -> Self:
+        """``text`` (may be ``''``) with ``media`` after it."""
+        result = super().__new__(cls, text)
+        result.media = tuple(media)
+        return result
+
+    def __repr__(self) -> str:
+        return f'ContentResult({str(self)!r}, {list(self.media)!r})'
+
+
+def content_parts(text: str) -> tuple[Media, ...]:
+    """The media a converter's result carries: ``()`` for plain text."""
+    return text.media if isinstance(text, ContentResult) else ()
 
 
 @runtime_checkable
@@ -35,10 +70,6 @@ def _default(value: Any) -> Any:
     raise TypeError(f'Object of type {type(value).__name__} is not JSON serializable')
 
 
-def _image_json(png: bytes) -> str:
-    return orjson.dumps({'mimeType': 'image/png', 'data': base64.b64encode(png).decode('ascii')}).decode()
-
-
 def _is_pil_image(value: Any) -> bool:
     """A Pillow image, detected without importing Pillow (it is not a dependency)."""
     return any(
@@ -46,25 +77,63 @@ def _is_pil_image(value: Any) -> bool:
     ) and callable(getattr(value, 'save', None))
 
 
-class DefaultToolCallResultConverter:
-    """``None`` -> ``'Done'``; ``str`` -> as is; ``bytes`` -> PNG image JSON; else JSON (orjson).
+def _media(value: Any) -> Media | None:
+    """``value`` as a content part: a :class:`Media`, bytes (type sniffed), a Pillow image (as PNG); else ``None``."""
+    if isinstance(value, Media):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        return Media(sniff_media_type(data) or 'application/octet-stream', data)
+    if _is_pil_image(value):
+        buffer = io.BytesIO()
+        value.save(buffer, format='PNG')
+        return Media('image/png', buffer.getvalue())
+    return None
 
-    Bytes and Pillow images (saved as PNG; Pillow is detected, never imported) become
-    ``{"mimeType": "image/png", "data": "<base64>"}`` as Spring does for images.
+
+def _is_part(value: Any) -> bool:
+    return isinstance(value, (Media, bytes, bytearray, memoryview)) or _is_pil_image(value)
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _parts(items: list[Any] | tuple[Any, ...]) -> ContentResult:
+    """A list of parts: ``str`` items are text (joined by newlines), parts are media, other items JSON text."""
+    texts: list[str] = []
+    media: list[Media] = []
+    for item in items:
+        part = _media(item)
+        if part is not None:
+            media.append(part)
+        else:
+            texts.append(item if isinstance(item, str) else _json(item))
+    return ContentResult('\n'.join(texts), media)
+
+
+class DefaultToolCallResultConverter:
+    """``None`` -> ``'Done'``; ``str`` -> as is; content -> :class:`ContentResult`; else JSON (orjson).
+
+    Content parts: a :class:`~toolweave.chat.content.Media`, ``bytes`` (media type sniffed from the first
+    bytes: PNG, JPEG, GIF, WebP, PDF, WAV, MP3...; ``application/octet-stream`` otherwise) and Pillow images
+    (saved as PNG; Pillow is detected, never imported) become a :class:`ContentResult` with empty text and
+    the part; a list or tuple holding at least one part becomes a :class:`ContentResult` whose text is its
+    other items (strings as they are, the rest as JSON, joined by newlines) and whose media are its parts,
+    in order. The provider sends them natively (an Anthropic image block in ``tool_result``...).
     Pydantic models, dataclasses, sets, dates, UUIDs and enums are serialised; anything else
     raises ``TypeError`` naming the type (the manager turns it into text for the model).
     """
 
     def convert(self, result: Any, return_type: Any | None = None) -> str:
-        """Convert ``result`` to text; see the class docstring for the rules."""
+        """Convert ``result`` to text (a :class:`ContentResult` for content); see the class docstring."""
         if result is None:
             return 'Done'
         if isinstance(result, str):
             return result
-        if isinstance(result, (bytes, bytearray)):
-            return _image_json(bytes(result))
-        if _is_pil_image(result):
-            buffer = io.BytesIO()
-            result.save(buffer, format='PNG')
-            return _image_json(buffer.getvalue())
-        return orjson.dumps(result, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+        part = _media(result)
+        if part is not None:
+            return ContentResult('', (part,))
+        if isinstance(result, (list, tuple)) and any(map(_is_part, result)):
+            return _parts(result)
+        return _json(result)
