@@ -59,6 +59,7 @@ from toolweave.tools._concurrent import (
 )
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext, per_call_contexts, tool_call_scope
+from toolweave.tools.converter import content_parts
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.limits import ToolCallCounter, ToolCallLimitBehavior, ToolCallLimits
@@ -527,12 +528,13 @@ class _Batch:
 
         A ``failure`` marks the response ``is_error`` with the cause's class name as ``error_type``.
         """
-        response_text = scrub_text(text) if text is not None else ''
+        response_text = scrub_text(str(text)) if text is not None else ''  # a ContentResult's text as a plain str
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
         direct = callback.tool_metadata.return_direct
         error_type = type(failure.cause).__name__ if failure is not None else None
-        response = ToolResponse(call.id, call.name, response_text, failure is not None, error_type)
+        media = content_parts(text) if text is not None else ()
+        response = ToolResponse(call.id, call.name, response_text, failure is not None, error_type, media)
         with self._lock:
             self.return_direct = direct if self.return_direct is None else self.return_direct and direct
             self.slots[index] = response
