@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from toolweave import ChatClient, UserMessage, tool
 from toolweave.advisors import ToolCallingAdvisor
+from toolweave.chat import ToolCallingChatOptions
 from toolweave.memory import MessageWindowChatMemory
 from toolweave.providers import ScriptedChatModel
 from toolweave.providers._http import Timeouts
+from toolweave.tools import ToolCallbacks
 
 
 @tool
@@ -80,3 +82,34 @@ def test_user_text_that_is_not_a_str_is_a_type_error(text: Any) -> None:
         client.prompt(text)
     with pytest.raises(TypeError, match='user text must be a str'):
         client.prompt().user(text)
+
+
+# -- ToolCallingChatOptions checks its tools when built --------------------------------------------
+
+
+def test_options_reject_a_plain_tool_function_naming_it() -> None:
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    with pytest.raises(TypeError, match=r"tool_callbacks\[0\] \('get_weather'\) is a function.*ToolCallbacks\.from_"):
+        ToolCallingChatOptions(tool_callbacks=[get_weather])  # type: ignore[list-item]
+
+
+def test_options_keep_a_list_of_callbacks_as_a_tuple_and_names_as_a_frozenset() -> None:
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    callbacks = list(ToolCallbacks.from_(get_weather))
+    options = ToolCallingChatOptions(tool_callbacks=callbacks, tool_names={'other'})  # type: ignore[arg-type]
+    assert options.tool_callbacks == tuple(callbacks)
+    assert options.tool_names == frozenset({'other'})
+
+
+@pytest.mark.parametrize('names', ['get_weather', [1]])
+def test_options_reject_tool_names_that_are_not_a_set_of_strings(names: object) -> None:
+    with pytest.raises(TypeError, match='tool_names must be a set of tool names'):
+        ToolCallingChatOptions(tool_names=names)  # type: ignore[arg-type]
