@@ -11,10 +11,12 @@ per round::
       (ToolExecutionStarted ToolResult)*   one pair per executed call (interleaved when calls run concurrently)
     ... next round ...
     RunFinished                       the final response and the usage summed over every round
+      or ApprovalRequested            the run paused: the calls waiting for a decision and the run's state
 
 Invariants: a call's ``ToolCallStarted`` comes before its ``ToolCallArgumentsDelta`` events, which
 come before its ``ToolCallReady``, which comes before its ``ToolExecutionStarted`` and ``ToolResult``;
-exactly one ``RoundFinished`` per round; ``RunFinished`` is last. A blocking round (``call()``,
+exactly one ``RoundFinished`` per round; ``RunFinished`` (or, for a run paused for decisions,
+``ApprovalRequested``) is last; a resumed run's events continue its round numbers. A blocking round (``call()``,
 ``acall()``: the model answers whole) emits no delta events: ``ToolCallStarted`` and ``ToolCallReady``
 still come for every call. A streamed call's arguments arrive fragment by fragment when the provider
 streams them (OpenAI-compatible, Responses, Anthropic), else as one delta (Gemini, Ollama, scripted
@@ -33,13 +35,18 @@ import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from toolweave.approvals import PendingToolCall
 from toolweave.chat.messages import ToolCall, ToolResponse
 from toolweave.chat.response import ChatResponse, Usage
 
+if TYPE_CHECKING:
+    from toolweave.runstate.state import RunState
+
 __all__ = [
     'ON_EVENT_CONTEXT_KEY',
+    'ApprovalRequested',
     'EventHandler',
     'ReasoningDelta',
     'RoundFinished',
@@ -228,6 +235,22 @@ class RunFinished(RunEvent):
     usage: Usage | None
 
 
+@dataclass(frozen=True)
+class ApprovalRequested(RunEvent):
+    """The run paused: ``calls`` wait for a decision; resume with ``state`` (see :mod:`toolweave.approvals`).
+
+    The last event of a paused run (instead of :class:`RunFinished`); a stream ends after it.
+
+    Attributes:
+        calls: The pending calls (id, name, parsed arguments, reason), in call order.
+        state: The run's :class:`~toolweave.runstate.RunState` (JSON form: ``state.to_json()``).
+    """
+
+    kind: ClassVar[str] = 'approval_requested'
+    calls: tuple[PendingToolCall, ...]
+    state: RunState
+
+
 EventHandler = Callable[[RunEvent], None]
 """An ``on_event`` callback: called synchronously, in order, for every event of a run."""
 
@@ -245,7 +268,9 @@ def event_to_dict(event: RunEvent) -> dict[str, Any]:
     """A JSON-ready dict of ``event``: ``{'kind': ..., 'round': ..., <fields>}``.
 
     Tool calls become ``{'id', 'name', 'arguments'}``, usage ``{'prompt_tokens', 'completion_tokens',
-    'total_tokens'}``, a final response ``{'text', 'finish_reason'}``.
+    'total_tokens'}``, a final response ``{'text', 'finish_reason'}``, pending calls
+    ``{'id', 'name', 'arguments', 'reason', 'deferred'}`` and a run state its run id (the state itself
+    stays on the server).
 
     >>> event_to_dict(TextDelta(round=1, text='Hi'))
     {'kind': 'text_delta', 'round': 1, 'text': 'Hi'}
@@ -257,6 +282,14 @@ def event_to_dict(event: RunEvent) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    from toolweave.runstate.state import RunState
+
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, PendingToolCall):
+        return value.to_dict()
+    if isinstance(value, RunState):
+        return value.run_id
     if isinstance(value, ToolCall):
         return {'id': value.id, 'name': value.name, 'arguments': value.arguments}
     if isinstance(value, Usage):

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from toolweave.tools.converter import ToolCallResultConverter
 from toolweave.tools.definition import ToolMetadata, check_text
+
+if TYPE_CHECKING:
+    from toolweave.approvals import ApprovalPredicate
 
 __all__ = ['ToolSpec', 'get_tool_spec', 'tool']
 
@@ -32,6 +35,8 @@ class ToolSpec:
         sequential: Run alone, never next to the turn's other calls (see ``ToolMetadata.sequential``).
         timeout: Seconds one call may take before the model gets an error text instead.
         max_retries: Invalid-argument answers per turn before the run fails (default 1).
+        requires_approval: ``True`` or a predicate ``(call, context) -> bool``: calls wait for approval.
+        deferred: The result comes from outside the process (the function is never run by the loop).
     """
 
     name: str | None = None
@@ -41,6 +46,8 @@ class ToolSpec:
     sequential: bool = False
     timeout: float | None = None
     max_retries: int = 1
+    requires_approval: bool | ApprovalPredicate = False
+    deferred: bool = False
 
 
 @overload
@@ -57,6 +64,8 @@ def tool(
     sequential: bool = False,
     timeout: float | None = None,
     max_retries: int = 1,
+    requires_approval: bool | ApprovalPredicate = False,
+    deferred: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -71,6 +80,8 @@ def tool(
     sequential: bool = False,
     timeout: float | None = None,
     max_retries: int = 1,
+    requires_approval: bool | ApprovalPredicate = False,
+    deferred: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function, method or async function as a tool; usable bare (``@tool``) or called (``@tool(...)``).
 
@@ -83,6 +94,12 @@ def tool(
         sequential: Never run next to other calls of the same turn (e.g. a tool that writes shared state).
         timeout: Seconds one call may take; on expiry the model gets an error text (beyond Spring).
         max_retries: Invalid-argument answers per turn before the run fails (default 1).
+        requires_approval: ``True``, or a predicate of the call and its ``ToolContext``
+            (``lambda call, context: ...``): a call that needs approval pauses the run until a person
+            decides (see :mod:`toolweave.approvals`; as pydantic-ai's ``requires_approval``).
+        deferred: The result comes from outside the process (a front-end action, a job queue, a
+            person): each call pauses the run until the result is given; the function documents the
+            tool's parameters and is never run by the loop.
 
     Returns:
         The function itself, marked.
@@ -90,15 +107,27 @@ def tool(
     Raises:
         ValueError: ``timeout`` is not a positive number, ``max_retries`` is negative, or ``name`` or
             ``description`` is empty.
-        TypeError: ``name`` or ``description`` is not a ``str``, a parameter's type has no JSON Schema,
+        TypeError: ``requires_approval`` is neither a bool nor callable, ``deferred`` is not a bool,
+            ``name`` or ``description`` is not a ``str``, a parameter's type has no JSON Schema,
             or ``**kwargs`` is declared (checked at decoration time; a forward reference that does not
             resolve yet is checked later).
     """
-    ToolMetadata(timeout=timeout, max_retries=max_retries)  # validates timeout and max_retries at decoration time
+    # validates timeout, max_retries and the approval flags at decoration time
+    ToolMetadata(timeout=timeout, max_retries=max_retries, requires_approval=requires_approval, deferred=deferred)
     for argument, value in (('name', name), ('description', description)):
         if value is not None:
             check_text(argument, value)
-    spec = ToolSpec(name, description, return_direct, result_converter, sequential, timeout, max_retries)
+    spec = ToolSpec(
+        name,
+        description,
+        return_direct,
+        result_converter,
+        sequential,
+        timeout,
+        max_retries,
+        requires_approval,
+        deferred,
+    )
 
     def mark(f: F) -> F:
         from toolweave.tools.schema import function_schema  # schema imports this module's users

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolweave.approvals import ApprovalPredicate
 
 __all__ = ['ToolDefinition', 'ToolMetadata', 'check_text']
 
@@ -68,17 +71,27 @@ class ToolMetadata:
             (``None``: no limit, or the manager's ``default_timeout``).
         max_retries: Invalid-argument calls per turn answered with the error text before the
             manager gives up with ``ToolRetryBudgetExceededError`` (beyond Spring AI).
+        requires_approval: ``True``, or a predicate of the call and its ``ToolContext``: a call that
+            needs it waits for a person's decision and the run pauses (:mod:`toolweave.approvals`).
+        deferred: The result comes from outside the process: every call pauses the run until it is given.
 
     Raises:
         ValueError: ``timeout`` is not a positive number, or ``max_retries`` is negative.
+        TypeError: ``requires_approval`` is neither a bool nor callable, or ``deferred`` not a bool.
     """
 
     return_direct: bool = False
     sequential: bool = False
     timeout: float | None = None
     max_retries: int = 1
+    requires_approval: bool | ApprovalPredicate = False
+    deferred: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.requires_approval, bool) and not callable(self.requires_approval):
+            raise TypeError(f'requires_approval must be a bool or a callable, got {self.requires_approval!r}')
+        if not isinstance(self.deferred, bool):
+            raise TypeError(f'deferred must be a bool, got {self.deferred!r}')
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ValueError(f'max_retries must be >= 0, got {self.max_retries!r}')
         if self.timeout is not None and (

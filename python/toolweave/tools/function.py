@@ -8,7 +8,9 @@ Spring builds these from ``java.util.function`` types; the Python forms are:
 * raw schema: ``.input_schema(dict)``; arguments are checked by the Rust ``SchemaValidator`` and
   passed as a ``dict``;
 * supplier: ``fn() -> R`` (no input; the argument text is ignored);
-* consumer: ``fn(args: T) -> None`` (the model reads ``Done``).
+* consumer: ``fn(args: T) -> None`` (the model reads ``Done``);
+* deferred: ``None`` instead of a callable (give ``.input_type(T)`` or ``.input_schema(dict)``): the
+  result comes from outside the process, so every call pauses the run (see :mod:`toolweave.approvals`).
 
 A second parameter annotated ``ToolContext`` receives the tool context. Async callables work as
 in :class:`~toolweave.tools.MethodToolCallback`.
@@ -27,7 +29,7 @@ import asyncio
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
@@ -52,6 +54,9 @@ from toolweave.tools.schema import (
     name_to_description,
 )
 
+if TYPE_CHECKING:
+    from toolweave.approvals import ApprovalPredicate
+
 __all__ = ['FunctionToolCallback', 'FunctionToolCallbackBuilder']
 
 _EMPTY_SCHEMA: dict[str, Any] = {
@@ -73,7 +78,7 @@ class FunctionToolCallback:
         self,
         definition: ToolDefinition,
         metadata: ToolMetadata,
-        func: Callable[..., Any],
+        func: Callable[..., Any] | None,
         decode: Callable[[str], Any] | None,
         pass_context: bool,
         converter: ToolCallResultConverter,
@@ -84,11 +89,11 @@ class FunctionToolCallback:
         self._decode = decode
         self._pass_context = pass_context
         self._converter = converter
-        self._is_async = _is_async(func)
+        self._is_async = func is not None and _is_async(func)
 
     @staticmethod
-    def builder(name: str, func: Callable[..., Any]) -> FunctionToolCallbackBuilder:
-        """Start building a tool called ``name`` over ``func``."""
+    def builder(name: str, func: Callable[..., Any] | None) -> FunctionToolCallbackBuilder:
+        """Start building a tool called ``name`` over ``func`` (``None``: a deferred tool)."""
         return FunctionToolCallbackBuilder(name, func)
 
     @property
@@ -102,8 +107,8 @@ class FunctionToolCallback:
         return self._metadata
 
     @property
-    def function(self) -> Callable[..., Any]:
-        """The wrapped callable (the manager runs a sync one on its tool worker threads)."""
+    def function(self) -> Callable[..., Any] | None:
+        """The wrapped callable (the manager runs a sync one on its tool worker threads); ``None`` when deferred."""
         return self._func
 
     def __repr__(self) -> str:
@@ -118,8 +123,9 @@ class FunctionToolCallback:
                 ``ToolArgumentsError``) or the callable raised.
         """
         args = self._arguments(tool_input, tool_context)
+        func = self._callable()
         try:
-            result = _run_coroutine(self._func(*args)) if self._is_async else self._func(*args)
+            result = _run_coroutine(func(*args)) if self._is_async else func(*args)
         except ToolExecutionError:
             raise  # the callable's own: not wrapped a second time (as Spring)
         except Exception as exc:
@@ -129,13 +135,21 @@ class FunctionToolCallback:
     async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
         """Async :meth:`call`: async callables run on the loop, sync ones in a worker thread."""
         args = self._arguments(tool_input, tool_context)
+        func = self._callable()
         try:
-            result = await self._func(*args) if self._is_async else await asyncio.to_thread(self._func, *args)
+            result = await func(*args) if self._is_async else await asyncio.to_thread(func, *args)
         except ToolExecutionError:
             raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
         return self._convert(result)
+
+    def _callable(self) -> Callable[..., Any]:
+        """The function; a deferred tool has none (its result comes from outside the process)."""
+        if self._func is None:
+            problem = RuntimeError(f"tool '{self._definition.name}' is deferred: its result comes from outside the run")
+            raise ToolExecutionError(self._definition, problem)
+        return self._func
 
     def _arguments(self, tool_input: str, tool_context: ToolContext | None) -> list[Any]:
         if not isinstance(tool_input, str):
@@ -175,11 +189,12 @@ class FunctionToolCallback:
 class FunctionToolCallbackBuilder:
     """Fluent builder of :class:`FunctionToolCallback` (``FunctionToolCallback.builder(name, fn)``)."""
 
-    def __init__(self, name: str, func: Callable[..., Any]) -> None:
+    def __init__(self, name: str, func: Callable[..., Any] | None) -> None:
         check_tool_name(name)
-        if not callable(func):
-            raise TypeError(f'func must be callable, not {type(func).__name__}')
-        check_not_unbound_method(func)
+        if func is not None and not callable(func):
+            raise TypeError(f'func must be callable or None (a deferred tool), not {type(func).__name__}')
+        if func is not None:
+            check_not_unbound_method(func)
         self._name = name
         self._func = func
         self._description: str | None = None
@@ -187,6 +202,7 @@ class FunctionToolCallbackBuilder:
         self._input_schema: Mapping[str, Any] | None = None
         self._return_direct = False
         self._max_retries = 1
+        self._requires_approval: bool | ApprovalPredicate = False
         self._converter: ToolCallResultConverter | None = None
 
     def description(self, text: str) -> FunctionToolCallbackBuilder:
@@ -219,12 +235,16 @@ class FunctionToolCallbackBuilder:
         self._input_schema = ensure_valid_input_schema(schema)
         return self
 
-    def tool_metadata(self, *, return_direct: bool = False, max_retries: int = 1) -> FunctionToolCallbackBuilder:
-        """``return_direct`` and the invalid-arguments retry budget."""
+    def tool_metadata(
+        self, *, return_direct: bool = False, max_retries: int = 1, requires_approval: bool | ApprovalPredicate = False
+    ) -> FunctionToolCallbackBuilder:
+        """``return_direct``, the invalid-arguments retry budget and ``requires_approval`` (see ``ToolMetadata``)."""
         if max_retries < 0:
             raise ValueError(f'max_retries must be >= 0, got {max_retries}')
+        ToolMetadata(requires_approval=requires_approval)  # validated now
         self._return_direct = return_direct
         self._max_retries = max_retries
+        self._requires_approval = requires_approval
         return self
 
     def result_converter(self, converter: ToolCallResultConverter) -> FunctionToolCallbackBuilder:
@@ -248,7 +268,7 @@ class FunctionToolCallbackBuilder:
         """
         if self._input_type is not None and self._input_schema is not None:
             raise ValueError('give either input_type or input_schema, not both')
-        inputs, pass_context = _signature(self._name, self._func)
+        inputs, pass_context = _signature(self._name, self._func) if self._func is not None else ([], False)
         input_type = self._input_type
         if input_type is None and self._input_schema is None and inputs:
             input_type = inputs[0]
@@ -260,10 +280,16 @@ class FunctionToolCallbackBuilder:
             schema, decode = _type_decoder(self._name, input_type)
         else:
             schema, decode = dict(_EMPTY_SCHEMA), None
-        doc = inspect.getdoc(self._func) if inspect.isfunction(self._func) or inspect.ismethod(self._func) else None
+        function = self._func
+        doc = inspect.getdoc(function) if inspect.isfunction(function) or inspect.ismethod(function) else None
         text = self._description or doc or name_to_description(self._name) or self._name
         definition = ToolDefinition(self._name, text, schema)
-        metadata = ToolMetadata(return_direct=self._return_direct, max_retries=self._max_retries)
+        metadata = ToolMetadata(
+            return_direct=self._return_direct,
+            max_retries=self._max_retries,
+            requires_approval=self._requires_approval,
+            deferred=self._func is None,
+        )
         converter = self._converter or DefaultToolCallResultConverter()
         return FunctionToolCallback(definition, metadata, self._func, decode, pass_context, converter)
 

@@ -13,6 +13,12 @@ ran). The history returned is the prompt's messages + the assistant message + on
 ``ToolResponseMessage`` in tool-call order. A limit breach with ``THROW`` raises
 ``ToolCallLimitExceededError`` carrying that history up to the breach.
 
+Approvals (:mod:`toolweave.approvals`): after lookup, a call of a deferred tool, or of a tool whose
+``requires_approval`` holds for it, does not run unless its id is among the approved ones (tool
+context key ``APPROVED_TOOL_CALLS_KEY``); a tool that raises ``ApprovalRequired`` is not answered
+either. Such calls come back as ``ToolExecutionResult.pending`` with no response in the history, the
+others run as usual: the loop then pauses.
+
 Beyond Spring (as pydantic-ai and the OpenAI Agents SDK do), :meth:`DefaultToolCallingManager.aexecute_tool_calls`
 runs the calls of one turn concurrently: async tools as tasks on the running loop, sync tools in a
 worker thread pool, at most ``max_concurrency`` at a time, a ``sequential=True`` tool alone; the
@@ -42,6 +48,15 @@ from typing import Protocol
 from opentelemetry import trace
 
 from toolweave._text import scrub_text
+from toolweave.approvals import (
+    APPROVED_TOOL_CALLS_KEY,
+    ApprovalRequired,
+    PendingToolCall,
+    approval_hold,
+    approved_scope,
+    asked_pending,
+    reset_approved,
+)
 from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -91,10 +106,13 @@ class ToolExecutionResult:
     Attributes:
         conversation_history: Prompt messages + assistant message + the ``ToolResponseMessage``.
         return_direct: Whether every tool that ran asked for its result to go to the caller.
+        pending: The calls that wait for a decision (approval, or a deferred result), in call order;
+            they have no response in ``conversation_history``.
     """
 
     conversation_history: tuple[Message, ...]
     return_direct: bool = False
+    pending: tuple[PendingToolCall, ...] = ()
 
     def build_generations(self) -> tuple[Generation, ...]:
         """One generation per tool response (Spring ``ToolExecutionResult.buildGenerations``).
@@ -219,10 +237,14 @@ class DefaultToolCallingManager:
             ToolRetryBudgetExceededError: a tool got invalid arguments past its ``max_retries`` this turn.
         """
         batch = _Batch(self, prompt, chat_response)
-        for index, call in enumerate(batch.message.tool_calls):
-            callback = batch.prepare(index, call)
-            if callback is not None:
-                self._run_one_blocking(batch, index, call, callback)
+        token = approved_scope(batch.approved)
+        try:
+            for index, call in enumerate(batch.message.tool_calls):
+                callback = batch.prepare(index, call)
+                if callback is not None:
+                    self._run_one_blocking(batch, index, call, callback)
+        finally:
+            reset_approved(token)
         return batch.result()
 
     async def aexecute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
@@ -248,8 +270,12 @@ class DefaultToolCallingManager:
             if callback is not None:
                 planned.append((index, call, callback))
         semaphore = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
-        for group in _groups(planned):
-            await self._run_group(batch, group, semaphore)
+        token = approved_scope(batch.approved)
+        try:
+            for group in _groups(planned):
+                await self._run_group(batch, group, semaphore)
+        finally:
+            reset_approved(token)
         if breach is not None:
             raise batch.limit_error(breach.tool_name, breach.limit)  # with the responses of the calls that ran
         return batch.result()
@@ -325,7 +351,10 @@ class DefaultToolCallingManager:
             failure: ToolExecutionError | None = None
             try:
                 text = call_blocking(callback, batch.arguments(call), batch.context(), self._timeout(callback))
-            except ToolExecutionError as error:
+            except (ToolExecutionError, ApprovalRequired) as raised:
+                error = batch.held_or_failure(index, call, callback, raised)
+                if error is None:
+                    return
                 self._warn(call, error)
                 batch.check_retry_budget(callback, error)
                 failure, text = error, self._process(error, span)
@@ -340,7 +369,10 @@ class DefaultToolCallingManager:
                 failure: ToolExecutionError | None = None
                 try:
                     text = await call_async(callback, batch.arguments(call), batch.context(), self._timeout(callback))
-                except ToolExecutionError as error:
+                except (ToolExecutionError, ApprovalRequired) as raised:
+                    error = batch.held_or_failure(index, call, callback, raised)
+                    if error is None:
+                        return
                     self._warn(call, error)
                     batch.check_retry_budget(callback, error)
                     failure, text = error, self._process(error, span)
@@ -462,11 +494,17 @@ class _Batch:
         self.message = _first_tool_call_message(chat_response)
         self.counter = manager._counter_for(prompt.messages)  # taken out of the cache: this batch's own
         self.slots: list[ToolResponse | None] = [None] * len(self.message.tool_calls)
+        self.pending: dict[int, PendingToolCall] = {}
         self.return_direct: bool | None = None
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
         self.context = per_call_contexts(_tool_context_values(prompt, self.message))
         """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`)."""
         self.listener = current_tool_listener()
+        options = prompt.options
+        approved = (
+            options.tool_context.get(APPROVED_TOOL_CALLS_KEY) if isinstance(options, ToolCallingChatOptions) else ()
+        )
+        self.approved: frozenset[str] = frozenset(approved or ())
 
     def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
         """Limit check (every call counts), then lookup; ``None`` when the call was answered with an error text.
@@ -487,7 +525,29 @@ class _Batch:
             if self.manager.unknown_tool_behavior is UnknownToolBehavior.THROW:
                 raise LookupError(f'No ToolCallback found for tool name: {call.name}')
             self.answer(index, call, _unknown_tool_text(call.name, self.prompt.options), LookupError.__name__)
+        elif call.id not in self.approved:
+            held = approval_hold(callback.tool_metadata, call, self.context)
+            if held is not None:
+                with self._lock:
+                    self.pending[index] = held
+                return None
         return callback
+
+    def held_or_failure(
+        self, index: int, call: ToolCall, callback: ToolCallback, raised: ToolExecutionError | ApprovalRequired
+    ) -> ToolExecutionError | None:
+        """``None`` when the tool asked for approval (the call is now pending), else the failure to answer.
+
+        An approved call that asks again fails like any tool error.
+        """
+        request = raised if isinstance(raised, ApprovalRequired) else raised.cause
+        if isinstance(request, ApprovalRequired) and call.id not in self.approved:
+            with self._lock:
+                self.pending[index] = asked_pending(call, request)
+            return None
+        if isinstance(raised, ApprovalRequired):
+            return ToolExecutionError(callback.tool_definition, raised)
+        return raised
 
     def answer(self, index: int, call: ToolCall, text: str, error_type: str) -> None:
         """Answer a call that does not run with an error text (a limit breach, an unknown tool)."""
@@ -553,7 +613,8 @@ class _Batch:
         """History + return_direct; the counter of the new history is kept for the next round."""
         history = self.history()
         self.manager._remember(history, self.counter)  # every call of the batch counted, as a fresh count would
-        return ToolExecutionResult(history, bool(self.return_direct))
+        pending = tuple(self.pending[index] for index in sorted(self.pending))
+        return ToolExecutionResult(history, bool(self.return_direct), pending)
 
 
 def _resolve(done: asyncio.Future[None]) -> None:

@@ -139,6 +139,8 @@ class MethodToolCallback:
             sequential=bool(spec and spec.sequential),
             timeout=spec.timeout if spec else None,
             max_retries=retries,
+            requires_approval=spec.requires_approval if spec else False,
+            deferred=bool(spec and spec.deferred),
         )
         converter = result_converter or (spec.result_converter if spec else None)
         self._converter: ToolCallResultConverter = converter or DefaultToolCallResultConverter()
