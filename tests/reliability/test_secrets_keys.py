@@ -36,6 +36,8 @@ from http_faults import (
     sse,
     stream_head,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -314,3 +316,28 @@ def test_the_redactor_catches_every_form() -> None:
     assert redact(f'a {KEY} b {KEY} c') == 'a *** b *** c'
     assert KEY not in repr(redact)
     assert doctest.testmod(_secrets).failed == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    start=st.integers(min_value=1, max_value=len(KEY) - 2),
+    size=st.integers(min_value=_secrets.MIDDLE_MIN, max_value=len(KEY)),
+    before=st.text(max_size=30),
+    after=st.text(max_size=30),
+)
+def test_an_inner_slice_of_a_key_is_redacted(start: int, size: int, before: str, after: str) -> None:
+    """A slice cut from the middle of the key (neither its start nor its end) is masked from MIDDLE_MIN on."""
+    inner = KEY[start : min(start + size, len(KEY) - 1)]
+    if len(inner) < _secrets.MIDDLE_MIN:
+        return
+    redacted = _secrets.Redactor([KEY])(before + inner + after)
+    assert inner not in redacted
+    assert '***' in redacted
+    assert not any(KEY[i : i + _secrets.MIDDLE_MIN] in redacted for i in range(len(KEY) - _secrets.MIDDLE_MIN + 1))
+
+
+def test_a_short_inner_slice_and_unrelated_text_stay() -> None:
+    short = KEY[5 : 5 + _secrets.MIDDLE_MIN - 1]
+    redact = _secrets.Redactor([KEY])
+    assert redact(f'id={short}') == f'id={short}'
+    assert redact('Incorrect API key provided.') == 'Incorrect API key provided.'

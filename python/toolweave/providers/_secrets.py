@@ -5,8 +5,8 @@ passed. A key read from a file ends with a newline; a provider echoes it JSON-es
 body, URL-encoded in a URL, cut short in a message, or Python-escaped inside an exception about a
 header. :class:`Redactor` knows each of those forms and replaces them all with ``***``, including a
 form cut at either end (any run of at least :data:`PARTIAL_MIN` characters that starts or ends the
-form), so redacting text and then cutting an excerpt, or the reverse, never shows more than a few
-characters of it. :func:`clean_api_key` strips surrounding whitespace and rejects keys that cannot
+form) and any run of at least :data:`MIDDLE_MIN` of its inner characters, so redacting text and then
+cutting an excerpt, or the reverse, never shows more than a few characters of it. :func:`clean_api_key` strips surrounding whitespace and rejects keys that cannot
 be sent as a header (control characters, non-ASCII) without echoing them. :func:`redact_library_logs`
 covers what toolweave does not write itself: httpcore's DEBUG records show response headers (a
 ``Location`` may carry the key), so the records of httpx's and httpcore's loggers are redacted too.
@@ -38,6 +38,12 @@ __all__ = [
 
 PARTIAL_MIN = 8
 """Shortest run of a key's first or last characters that is redacted on its own (a key cut short)."""
+
+MIDDLE_MIN = 12
+"""Shortest run of a key's inner characters (neither its start nor its end) that is redacted on its own."""
+
+_BLOCK = (MIDDLE_MIN + 1) // 2
+"""Block stride of the inner search: any run of ``2 * _BLOCK - 1 <= MIDDLE_MIN`` characters holds a whole block."""
 
 TAIL_MIN = 3
 """Shortest key prefix redacted at the very end of a text someone else already cut (:meth:`Redactor.cut`)."""
@@ -138,7 +144,7 @@ class Redactor:
     """Replaces every form of some secrets by ``***`` (see the module docstring).
 
     A form is matched whole, or cut: any run of at least :data:`PARTIAL_MIN` characters that is a
-    start or an end of the form. Matching is linear in the text (a ``str.find`` per anchor, then a
+    start or an end of the form, or of at least :data:`MIDDLE_MIN` characters from inside it. Matching is linear in the text (a ``str.find`` per anchor, then a
     character-by-character extension), so redacting error text costs little even for long keys.
 
     Args:
@@ -175,6 +181,7 @@ class Redactor:
         spans: list[tuple[int, int]] = []
         for form in self._forms:
             spans.extend(_spans(text, form))
+            spans.extend(_inner_spans(text, form))
         return _mask(text, spans)
 
     def cut(self, text: str) -> str:
@@ -222,6 +229,29 @@ def _spans(text: str, form: str) -> list[tuple[int, int]]:
                 offset -= 1
             spans.append((begin, start + anchor))
             start = text.find(tail, start + 1)
+    return spans
+
+
+def _inner_spans(text: str, form: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` holding a run of at least MIDDLE_MIN consecutive characters of ``form``.
+
+    Such a run holds a whole block ``form[k * _BLOCK:(k + 1) * _BLOCK]``: each block is found with
+    ``str.find`` and the match is extended both ways while text and form agree.
+    """
+    spans = []
+    for block_start in range(0, len(form) - _BLOCK + 1, _BLOCK):
+        block = form[block_start : block_start + _BLOCK]
+        start = text.find(block)
+        while start >= 0:
+            begin, offset = start, block_start
+            while begin > 0 and offset > 0 and text[begin - 1] == form[offset - 1]:
+                begin, offset = begin - 1, offset - 1
+            end, far = start + _BLOCK, block_start + _BLOCK
+            while end < len(text) and far < len(form) and text[end] == form[far]:
+                end, far = end + 1, far + 1
+            if end - begin >= MIDDLE_MIN:
+                spans.append((begin, end))
+            start = text.find(block, start + 1)
     return spans
 
 
