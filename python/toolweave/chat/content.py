@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ['Media', 'MediaKind', 'UnsupportedContentError', 'sniff_media_type']
+__all__ = ['Media', 'MediaKind', 'UnsupportedContentError', 'sniff_media_type', 'tool_media_stand_in']
 
 MediaKind = Literal['image', 'document', 'audio', 'video', 'text', 'file']
 """What a part is, from its media type: ``image/*``, ``application/pdf``, ``audio/*``, ``video/*``, ``text/*``."""
@@ -164,3 +164,11 @@ class Media:
 
     def __repr__(self) -> str:
         return f'Media({self.media_type!r}, {self.describe()})'
+
+
+def tool_media_stand_in(media: tuple[Media, ...] | list[Media]) -> str:
+    """The documented text fallback for tool media a model cannot take.
+
+    E.g. ``'[the tool returned content this model cannot take: [image/png, 1234 bytes]]'``.
+    """
+    return f'[the tool returned content this model cannot take: {", ".join(p.describe() for p in media)}]'

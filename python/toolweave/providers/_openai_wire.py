@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from toolweave._reference.formats import normalize_finish_reason
+from toolweave.chat.content import Media, UnsupportedContentError, tool_media_stand_in
 from toolweave.chat.messages import (
     AssistantMessage,
     Message,
@@ -21,18 +22,22 @@ from toolweave.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.options import ChatOptions, OutputSchema, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.tools.definition import ToolDefinition
 
 __all__ = [
+    'ToolMedia',
     'build_request_body',
     'merge_options',
     'message_to_openai',
+    'openai_part',
+    'openai_response_format',
     'openai_tool',
     'parse_completion',
     'parse_tool_calls',
+    'tool_media_for_model',
 ]
 
 _SAMPLING_FIELDS = ('temperature', 'max_tokens', 'top_p', 'seed')
@@ -75,20 +80,87 @@ def merge_options(default: ChatOptions | None, override: ChatOptions | None) -> 
     return target_cls(**values)
 
 
-def message_to_openai(message: Message) -> list[dict[str, Any]]:
+ToolMedia = Literal['user_message', 'text']
+"""How Chat Completions gets a tool's media: a following user message with them, or a text stand-in."""
+
+_AUDIO_FORMATS = {'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/mpeg': 'mp3', 'audio/mp3': 'mp3'}
+_TEXT_ONLY_PREFIXES = ('gpt-3.5', 'o1-mini', 'o3-mini', 'gpt-4-0', 'gpt-4-32k', 'babbage', 'davinci')
+
+
+def tool_media_for_model(model: str | None) -> ToolMedia:
+    """``'text'`` for a model known to see no images (``gpt-3.5*``, ``o1-mini``, ``o3-mini``...), else ``'user_message'``.
+
+    Chat Completions takes only text in a ``tool`` message; OpenAI's documented work-around for an image a tool
+    returned is a user message with it after the tool messages. A model that cannot see images gets the part's
+    text stand-in (:func:`~toolweave.chat.content.tool_media_stand_in`) in the tool message instead.
+    """
+    name = (model or '').rsplit('/', 1)[-1]
+    return 'text' if name.startswith(_TEXT_ONLY_PREFIXES) else 'user_message'
+
+
+def openai_part(part: Media, where: str = 'user message') -> dict[str, Any]:
+    """One Chat Completions content part: ``image_url`` (URL or data URL), ``file`` (base64 ``file_data``), ``input_audio``.
+
+    Raises:
+        UnsupportedContentError: a file or audio given as a URL (Chat Completions takes their bytes only), or
+            a kind Chat Completions has no part for (video).
+    """
+    if part.kind == 'image':
+        return {'type': 'image_url', 'image_url': {'url': part.data_url()}}
+    if part.is_url:
+        raise UnsupportedContentError('openai', part.media_type, where, 'Chat Completions takes files as bytes only')
+    if part.kind == 'audio' and part.media_type in _AUDIO_FORMATS:
+        return {
+            'type': 'input_audio',
+            'input_audio': {'data': part.base64(), 'format': _AUDIO_FORMATS[part.media_type]},
+        }
+    if part.kind in ('document', 'text', 'file'):
+        filename = part.name or f'file.{part.media_type.rsplit("/", 1)[-1]}'
+        return {'type': 'file', 'file': {'filename': filename, 'file_data': part.data_url()}}
+    raise UnsupportedContentError('openai', part.media_type, where)
+
+
+def _user_content(text: str, media: Sequence[Media]) -> str | list[dict[str, Any]]:
+    if not media:
+        return text
+    return [{'type': 'text', 'text': text}, *(openai_part(p) for p in media)]
+
+
+def _tool_entries(message: ToolResponseMessage, tool_media: ToolMedia) -> list[dict[str, Any]]:
+    """The ``tool`` entries, then (``'user_message'``) one user message with every part the tools returned."""
+    entries: list[dict[str, Any]] = []
+    attached: list[dict[str, Any]] = []
+    for r in message.responses:
+        text = r.response_data
+        if r.media and tool_media == 'text':
+            text = '\n'.join(filter(None, (text, tool_media_stand_in(r.media))))
+        elif r.media:
+            text = text or f'The result of {r.name} is attached in the next message.'
+            attached.append({'type': 'text', 'text': f'Content returned by tool {r.name} (call {r.id}):'})
+            attached.extend(openai_part(p, 'tool result') for p in r.media)
+        entries.append({'role': 'tool', 'tool_call_id': r.id, 'content': text})
+    if attached:
+        entries.append({'role': 'user', 'content': attached})
+    return entries
+
+
+def message_to_openai(message: Message, tool_media: ToolMedia = 'user_message') -> list[dict[str, Any]]:
     """One of our messages as OpenAI ``messages[]`` entries.
 
     A :class:`ToolResponseMessage` becomes one ``{'role': 'tool', 'tool_call_id', 'content'}`` entry
-    per response; every other message becomes exactly one entry. Empty tool-call arguments are sent
+    per response; when tools returned media, ``tool_media`` says where they go (see
+    :func:`tool_media_for_model`). A user message with media sends ``content`` as parts (text first).
+    Every other message becomes exactly one entry. Empty tool-call arguments are sent
     as ``'{}'`` because several servers reject an empty string.
 
     Raises:
         TypeError: For an object that is not one of the four message classes.
+        UnsupportedContentError: a part Chat Completions cannot take (see :func:`openai_part`).
     """
     if isinstance(message, SystemMessage):
         return [{'role': 'system', 'content': message.text}]
     if isinstance(message, UserMessage):
-        return [{'role': 'user', 'content': message.text}]
+        return [{'role': 'user', 'content': _user_content(message.text, message.media)}]
     if isinstance(message, AssistantMessage):
         entry: dict[str, Any] = {'role': 'assistant', 'content': message.content}
         if message.tool_calls:
@@ -104,8 +176,16 @@ def message_to_openai(message: Message) -> list[dict[str, Any]]:
             entry['content'] = ''
         return [entry]
     if isinstance(message, ToolResponseMessage):
-        return [{'role': 'tool', 'tool_call_id': r.id, 'content': r.response_data} for r in message.responses]
+        return _tool_entries(message, tool_media)
     raise TypeError(f'cannot send a {type(message).__name__} to an OpenAI-compatible model')
+
+
+def openai_response_format(output: OutputSchema) -> dict[str, Any]:
+    """``response_format`` of a native JSON-schema output: ``json_schema`` in the ``openai-strict`` dialect."""
+    from toolweave.core import to_dialect
+
+    schema = to_dialect(output.schema, 'openai-strict') if output.strict else dict(output.schema)
+    return {'type': 'json_schema', 'json_schema': {'name': output.name, 'schema': schema, 'strict': output.strict}}
 
 
 def openai_tool(definition: ToolDefinition, *, strict: bool) -> dict[str, Any]:
@@ -144,7 +224,8 @@ def build_request_body(
     model_name = (options.model if options else None) or model
     if model_name:
         body['model'] = model_name
-    body['messages'] = [entry for message in prompt.messages for entry in message_to_openai(message)]
+    tool_media = tool_media_for_model(model_name)
+    body['messages'] = [entry for message in prompt.messages for entry in message_to_openai(message, tool_media)]
     if options is not None:
         for name in _SAMPLING_FIELDS:
             value = getattr(options, name)
@@ -152,6 +233,8 @@ def build_request_body(
                 body[name] = value
         if options.stop is not None:
             body['stop'] = list(options.stop)
+        if options.output_schema is not None:
+            body['response_format'] = openai_response_format(options.output_schema)
     if isinstance(options, ToolCallingChatOptions):
         tools = [openai_tool(cb.tool_definition, strict=strict) for cb in options.tool_callbacks]
         if tools:

@@ -16,8 +16,17 @@ from typing import Any
 import httpx
 import orjson
 
-from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
-from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.content import Media, UnsupportedContentError
+from toolweave.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolweave.chat.options import ChatOptions, NativeOutputUnsupportedError, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
@@ -54,17 +63,49 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
+_IMAGE_TYPES = ('image/jpeg', 'image/png', 'image/gif', 'image/webp')
+
+
+def anthropic_block(part: Media, where: str = 'user message') -> dict[str, Any]:
+    """An ``image`` or ``document`` content block (base64 or URL source; plain text as a ``text`` source).
+
+    Raises:
+        UnsupportedContentError: audio, video, or an image/file type the Messages API does not take.
+    """
+    if part.media_type in _IMAGE_TYPES:
+        kind = 'image'
+    elif part.media_type == 'application/pdf' or (part.media_type == 'text/plain' and not part.is_url):
+        kind = 'document'
+    else:
+        raise UnsupportedContentError('anthropic', part.media_type, where, 'it takes JPEG/PNG/GIF/WebP, PDF, text')
+    if isinstance(part.data, str):
+        source: dict[str, Any] = {'type': 'url', 'url': part.data}
+    elif part.media_type == 'text/plain':
+        source = {'type': 'text', 'media_type': 'text/plain', 'data': part.data.decode('utf-8', 'replace')}
+    else:
+        source = {'type': 'base64', 'media_type': part.media_type, 'data': part.base64()}
+    return {'type': kind, 'source': source}
+
+
+def _tool_result(response: ToolResponse) -> dict[str, Any]:
+    """A ``tool_result`` block: text content, or text + image/document blocks when the tool returned media."""
+    if not response.media:
+        return {'type': 'tool_result', 'tool_use_id': response.id, 'content': response.response_data}
+    text = [{'type': 'text', 'text': response.response_data}] if response.response_data else []
+    blocks = [anthropic_block(p, 'tool result') for p in response.media]
+    return {'type': 'tool_result', 'tool_use_id': response.id, 'content': [*text, *blocks]}
+
+
 def _turn(message: Message) -> tuple[str, list[dict[str, Any]]] | None:
     if isinstance(message, SystemMessage):
         return None
     if isinstance(message, UserMessage):
-        return 'user', [{'type': 'text', 'text': message.text}]
+        text = [{'type': 'text', 'text': message.text}] if message.text or not message.media else []
+        return 'user', [*text, *(anthropic_block(p) for p in message.media)]
     if isinstance(message, AssistantMessage):
         return 'assistant', _assistant_blocks(message)
     if isinstance(message, ToolResponseMessage):
-        return 'user', [
-            {'type': 'tool_result', 'tool_use_id': r.id, 'content': r.response_data} for r in message.responses
-        ]
+        return 'user', [_tool_result(r) for r in message.responses]
     raise TypeError(f'cannot send a {type(message).__name__} to Anthropic')
 
 
@@ -73,6 +114,7 @@ def messages_to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list
 
     Raises:
         TypeError: For an object that is not one of the four message classes.
+        UnsupportedContentError: a part the Messages API cannot take (see :func:`anthropic_block`).
     """
     system = [m.text for m in messages if isinstance(m, SystemMessage)]
     out: list[dict[str, Any]] = []
@@ -210,6 +252,8 @@ class AnthropicChatModel(HttpChatModel):
                     body[name] = getattr(options, name)
             if options.stop is not None:
                 body['stop_sequences'] = list(options.stop)
+            if options.output_schema is not None:
+                raise NativeOutputUnsupportedError('anthropic')
         if isinstance(options, ToolCallingChatOptions):
             tools = [
                 {

@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import orjson
 
+from toolweave.chat.content import Media
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
-from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.options import ChatOptions, OutputSchema, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
@@ -81,11 +82,26 @@ def _wire_ids(parts: Sequence[Mapping[str, Any]]) -> set[str]:
     return ids
 
 
+def gemini_part(part: Media) -> dict[str, Any]:
+    """``inlineData`` (bytes, base64) or ``fileData`` (a URL: ``gs://``, a Files API URI, ``https://``) of any media type."""
+    if isinstance(part.data, str):
+        return {'fileData': {'mimeType': part.media_type, 'fileUri': part.data}}
+    return {'inlineData': {'mimeType': part.media_type, 'data': part.base64()}}
+
+
+def gemini_response_format(output: OutputSchema) -> dict[str, Any]:
+    """``generationConfig`` fields of a native JSON-schema output: JSON MIME type, schema in the ``gemini`` dialect."""
+    from toolweave.core import to_dialect
+
+    return {'responseMimeType': 'application/json', 'responseSchema': to_dialect(output.schema, 'gemini')}
+
+
 def messages_to_gemini(messages: Sequence[Message]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """``(systemInstruction, contents[])`` for ``generateContent``: system texts joined, same-role turns merged.
 
     A ``functionResponse`` carries the call's ``id`` only when the API gave the call one (ids made up
-    by the stream aggregator, ``<responseId>-call-<n>``, are not sent).
+    by the stream aggregator, ``<responseId>-call-<n>``, are not sent). Media of a user message follow its
+    text; media a tool returned follow its ``functionResponse`` in the same turn (:func:`gemini_part`).
 
     Raises:
         TypeError: For an object that is not one of the four message classes.
@@ -98,7 +114,8 @@ def messages_to_gemini(messages: Sequence[Message]) -> tuple[dict[str, Any] | No
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, UserMessage):
-            role, parts = 'user', [{'text': message.text}]
+            text = [{'text': message.text}] if message.text or not message.media else []
+            role, parts = 'user', [*text, *(gemini_part(p) for p in message.media)]
         elif isinstance(message, AssistantMessage):
             role, parts = 'model', _model_parts(message)
             wire_ids = _wire_ids(parts)
@@ -109,6 +126,7 @@ def messages_to_gemini(messages: Sequence[Message]) -> tuple[dict[str, Any] | No
                 if r.id in wire_ids:
                     response = {'id': r.id, **response}
                 parts.append({'functionResponse': response})
+                parts.extend(gemini_part(p) for p in r.media)
         else:
             raise TypeError(f'cannot send a {type(message).__name__} to Gemini')
         if not parts:
@@ -329,6 +347,8 @@ class GeminiChatModel(HttpChatModel):
                     generation[wire] = getattr(options, name)
             if options.stop is not None:
                 generation['stopSequences'] = list(options.stop)
+            if options.output_schema is not None:
+                generation.update(gemini_response_format(options.output_schema))
             if generation:
                 body['generationConfig'] = generation
             if options.extra_body:

@@ -10,12 +10,13 @@ normalised finish reason is ``tool_calls``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 import orjson
 
+from toolweave.chat.content import Media, UnsupportedContentError
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -46,16 +47,32 @@ def _arguments(text: str) -> Any:
         return {}
 
 
+def ollama_images(media: Sequence[Media], where: str = 'user message') -> dict[str, Any]:
+    """``{'images': [<base64>, ...]}`` for the message's parts (``{}`` without any).
+
+    Raises:
+        UnsupportedContentError: a part that is not an image, or an image URL (``/api/chat`` takes base64 images only).
+    """
+    for part in media:
+        if part.kind != 'image' or part.is_url:
+            what = part.media_type + (' URL' if part.is_url else '')
+            raise UnsupportedContentError('ollama', what, where, '/api/chat takes images as bytes only')
+    return {'images': [part.base64() for part in media]} if media else {}
+
+
 def message_to_ollama(message: Message) -> list[dict[str, Any]]:
     """One of our messages as ``/api/chat`` ``messages[]`` entries (one per tool response).
 
+    Images (of a user message, or returned by a tool) go in the entry's ``images`` list.
+
     Raises:
         TypeError: For an object that is not one of the four message classes.
+        UnsupportedContentError: a part Ollama cannot take (see :func:`ollama_images`).
     """
     if isinstance(message, SystemMessage):
         return [{'role': 'system', 'content': message.text}]
     if isinstance(message, UserMessage):
-        return [{'role': 'user', 'content': message.text}]
+        return [{'role': 'user', 'content': message.text, **ollama_images(message.media)}]
     if isinstance(message, AssistantMessage):
         entry: dict[str, Any] = {'role': 'assistant', 'content': message.content or ''}
         if message.tool_calls:
@@ -64,7 +81,10 @@ def message_to_ollama(message: Message) -> list[dict[str, Any]]:
             ]
         return [entry]
     if isinstance(message, ToolResponseMessage):
-        return [{'role': 'tool', 'tool_name': r.name, 'content': r.response_data} for r in message.responses]
+        return [
+            {'role': 'tool', 'tool_name': r.name, 'content': r.response_data, **ollama_images(r.media, 'tool result')}
+            for r in message.responses
+        ]
     raise TypeError(f'cannot send a {type(message).__name__} to Ollama')
 
 
@@ -157,6 +177,8 @@ class OllamaChatModel(HttpChatModel):
             if tools:
                 body['tools'] = tools
         body['stream'] = stream
+        if options is not None and options.output_schema is not None:
+            body['format'] = dict(options.output_schema.schema)
         sampling: dict[str, Any] = {}
         if options is not None:
             for ours, theirs in (

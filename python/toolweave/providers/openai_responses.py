@@ -17,14 +17,15 @@ from typing import Any
 
 import httpx
 
+from toolweave.chat.content import Media, UnsupportedContentError
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
-from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
+from toolweave.chat.options import ChatOptions, OutputSchema, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
 from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
-from toolweave.providers._openai_wire import merge_options
+from toolweave.providers._openai_wire import merge_options, openai_response_format
 
 __all__ = ['OUTPUT_KEY', 'RESPONSE_ID_KEY', 'OpenAIResponsesModel', 'messages_to_responses']
 
@@ -47,27 +48,74 @@ def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
     return items
 
 
+def responses_part(part: Media, where: str = 'user message') -> dict[str, Any]:
+    """An ``input_image`` (URL or data URL) or ``input_file`` (``file_url``, or ``file_data`` + ``filename``) item.
+
+    Raises:
+        UnsupportedContentError: audio or video (the Responses API takes neither as input content).
+    """
+    if part.kind == 'image':
+        return {'type': 'input_image', 'image_url': part.data_url()}
+    if part.kind in ('audio', 'video'):
+        raise UnsupportedContentError('openai-responses', part.media_type, where)
+    if isinstance(part.data, str):
+        return {'type': 'input_file', 'file_url': part.data}
+    filename = part.name or f'file.{part.media_type.rsplit("/", 1)[-1]}'
+    return {'type': 'input_file', 'filename': filename, 'file_data': part.data_url()}
+
+
+def _content(text: str, media: Sequence[Media], where: str) -> str | list[dict[str, Any]]:
+    """``text`` alone, or ``input_text`` + one item per part (``function_call_output`` takes the same list)."""
+    if not media:
+        return text
+    head = [{'type': 'input_text', 'text': text}] if text else []
+    return [*head, *(responses_part(p, where) for p in media)]
+
+
 def messages_to_responses(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Our messages as Responses API ``input`` items.
+    """Our messages as Responses API ``input`` items; media as ``input_image``/``input_file`` content.
 
     Raises:
         TypeError: For an object that is not one of the four message classes.
+        UnsupportedContentError: a part the Responses API cannot take (see :func:`responses_part`).
     """
     items: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, SystemMessage):
             items.append({'role': 'system', 'content': message.text})
         elif isinstance(message, UserMessage):
-            items.append({'role': 'user', 'content': message.text})
+            items.append({'role': 'user', 'content': _content(message.text, message.media, 'user message')})
         elif isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message))
         elif isinstance(message, ToolResponseMessage):
             items.extend(
-                {'type': 'function_call_output', 'call_id': r.id, 'output': r.response_data} for r in message.responses
+                {
+                    'type': 'function_call_output',
+                    'call_id': r.id,
+                    'output': _content(r.response_data, r.media, 'tool result'),
+                }
+                for r in message.responses
             )
         else:
             raise TypeError(f'cannot send a {type(message).__name__} to the Responses API')
     return items
+
+
+def responses_text_format(output: OutputSchema) -> dict[str, Any]:
+    """``text.format`` of a native JSON-schema output (the ``openai-strict`` dialect when strict)."""
+    json_schema = openai_response_format(output)['json_schema']
+    return {'type': 'json_schema', **json_schema}
+
+
+def _option_fields(options: ChatOptions) -> dict[str, Any]:
+    """Sampling fields and ``text.format`` (structured output) of ``options``, unset ones left out."""
+    fields: dict[str, Any] = {}
+    for name, wire in (('temperature', 'temperature'), ('top_p', 'top_p'), ('max_tokens', 'max_output_tokens')):
+        if getattr(options, name) is not None:
+            fields[wire] = getattr(options, name)
+    if options.output_schema is not None:
+        fields['text'] = {'format': responses_text_format(options.output_schema)}
+    return fields
 
 
 def _tool_choice(choice: str | Mapping[str, Any] | None) -> Any:
@@ -219,9 +267,7 @@ class OpenAIResponsesModel(HttpChatModel):
             body['previous_response_id'] = previous
         body['input'] = messages_to_responses(messages)
         if options is not None:
-            for name, wire in (('temperature', 'temperature'), ('top_p', 'top_p'), ('max_tokens', 'max_output_tokens')):
-                if getattr(options, name) is not None:
-                    body[wire] = getattr(options, name)
+            body.update(_option_fields(options))
         if isinstance(options, ToolCallingChatOptions):
             tools = [self._tool(cb) for cb in options.tool_callbacks]
             if tools:
