@@ -265,6 +265,10 @@ def test_a_conversation_stored_broken_is_repaired_on_load_with_one_warning(
     assert first_fix.responses[0].response_data == (
         "Tool call 'ping' was not executed: no response was stored for this call."
     )
+    assert all(r.is_error and r.error_type == 'NotExecuted' for m in (first_fix, second_fix) for r in m.responses)
+    with caplog.at_level(logging.WARNING, logger='toolweave.memory'):
+        assert memory.get('u1') == loaded  # the same repair again, not logged again
+    assert len(caplog.records) == 1
     model = ScriptedChatModel([S.text_response('ok')])
     assert run(client(model, memory, OUTSIDE).prompt('more').advisors(chat_memory_conversation_id='u1'), mode) == 'ok'
     assert problems(model.prompts[0].messages) == []

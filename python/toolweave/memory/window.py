@@ -46,6 +46,9 @@ __all__ = [
 
 DEFAULT_MAX_MESSAGES = 20
 NOT_EXECUTED_METADATA = 'notExecuted'
+NOT_EXECUTED_ERROR_TYPE = 'NotExecuted'
+"""``ToolResponse.error_type`` of a response the window's repair inserted (``is_error`` is true)."""
+_WARNED_MAX = 4096
 """Metadata key (value ``True``) of a tool-response message that answers calls that were never executed."""
 
 Kind = Literal['s', 'c', 't', 'o']
@@ -145,7 +148,8 @@ def repair_tool_calls(messages: Sequence[Message], reason: str) -> tuple[list[Me
     An assistant message's calls are answered by the tool-response messages that follow it (system
     messages in between are skipped). For each call without a response, a tool-response message
     inserted after those answers says the call was not executed and ``reason``; it carries metadata
-    ``{'notExecuted': True}``.
+    ``{'notExecuted': True}`` and each of its responses is an error (``is_error``, ``error_type``
+    :data:`NOT_EXECUTED_ERROR_TYPE`), as the manager's answers for calls that did not run.
 
     Returns:
         The repaired messages (``messages`` copied when nothing was missing) and the number of calls answered.
@@ -169,7 +173,10 @@ def repair_tool_calls(messages: Sequence[Message], reason: str) -> tuple[list[Me
         missing = [c for c in message.tool_calls if c.id not in answered]
         if missing:
             missing_total += len(missing)
-            responses = tuple(ToolResponse(c.id, c.name, not_executed_text(c.name, reason)) for c in missing)
+            responses = tuple(
+                ToolResponse(c.id, c.name, not_executed_text(c.name, reason), True, NOT_EXECUTED_ERROR_TYPE)
+                for c in missing
+            )
             repaired.append(ToolResponseMessage(responses, {NOT_EXECUTED_METADATA: True}))
     return repaired, missing_total
 
@@ -210,6 +217,7 @@ class MessageWindowChatMemory:
             repository = InMemoryChatMemoryRepository()
         self.repository: ChatMemoryRepository = repository
         self.max_messages = max_messages
+        self._warned: set[str] = set()  # conversations whose repair was logged (once each)
 
     def add(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Append ``messages`` and apply the window, atomically.
@@ -230,11 +238,17 @@ class MessageWindowChatMemory:
             repository.save_all(conversation_id, apply_window(stored, messages, self.max_messages))
 
     def get(self, conversation_id: str) -> list[Message]:
-        """The window, oldest first; unanswered tool calls come back answered "not executed" (a warning is logged)."""
+        """The window, oldest first; unanswered tool calls come back answered "not executed".
+
+        A warning is logged the first time this memory repairs a conversation (not at every load).
+        """
         messages, missing = repair_tool_calls(
             self.repository.find_by_conversation_id(conversation_id), 'no response was stored for this call'
         )
-        if missing:
+        if missing and conversation_id not in self._warned:
+            if len(self._warned) >= _WARNED_MAX:
+                self._warned.clear()
+            self._warned.add(conversation_id)
             _logger.warning(
                 'conversation %r was stored with %d tool call(s) lacking a response; '
                 'answered them as not executed (the stored conversation is unchanged)',
