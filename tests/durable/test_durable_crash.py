@@ -1,0 +1,61 @@
+"""A worker SIGKILLed mid-run: another worker process finishes the run; no tool runs twice."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from app import PlanModel, first, second, third
+from temporalio.api.enums.v1 import PendingActivityState
+from test_durable_run import in_process
+from toolweave.durable import DurableClient, connect
+
+
+def _log_lines(folder, name):
+    path = folder / f'{name}.log'
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _wait_for(predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, 'timed out waiting'
+        time.sleep(0.05)
+
+
+async def _running_tool(target, run_id):
+    description = await (await connect(target)).get_workflow_handle(run_id).describe()
+    pending = description.raw_description.pending_activities
+    return any(
+        p.activity_type.name == 'toolweave.tool_call' and p.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+        for p in pending
+    )
+
+
+def test_sigkilled_worker_run_finished_by_another_worker(temporal_target, task_queue, tool_dir, worker_processes):
+    one = worker_processes()
+
+    async def start():
+        tw = DurableClient(await connect(temporal_target), task_queue=task_queue)
+        return (await tw.start('go', model='plan', tools=['first', 'second', 'third'])).id
+
+    run_id = asyncio.run(start())
+    _wait_for(lambda: _log_lines(tool_dir, 'first'))
+    _wait_for(lambda: asyncio.run(_running_tool(temporal_target, run_id)))  # `second` started on worker one
+    one.kill()  # SIGKILL after the first tool completed; `second` waits for the go file
+    (tool_dir / 'go').touch()
+    two = worker_processes()
+
+    async def finish():
+        tw = DurableClient(await connect(temporal_target), task_queue=task_queue)
+        return await asyncio.wait_for(tw.get(run_id).result(), 60)
+
+    response = asyncio.run(finish())
+    first_runs, second_runs, third_runs = (_log_lines(tool_dir, n) for n in ('first', 'second', 'third'))
+    assert first_runs == [f'{one.pid} 1']  # ran once, on the killed worker
+    assert second_runs == [f'{two.pid} 2']  # once each, on the second worker
+    assert third_runs == [f'{two.pid} 3']
+    expected, _ = in_process(PlanModel(), first, second, third)
+    assert response.text == expected.text == 'answer: first=10 | second=20 | third=30'
+    assert response.usage == expected.usage
+    assert response.metadata['toolCallingRounds'] == expected.metadata['toolCallingRounds'] == 4
