@@ -125,6 +125,13 @@ def test_a_system_message_that_already_ends_with_the_suffix_is_left_alone() -> N
     assert model.prompts[0].messages[0] == SystemMessage('Be kind.\n\nSearch tools first.\n')
 
 
+def test_a_custom_suffix_without_leading_whitespace_gets_a_blank_line() -> None:
+    advisor = ToolSearchToolCallingAdvisor(system_message_suffix='Search tools first.')
+    model = ScriptedChatModel([S.text_response('ok')])
+    run(make_client(model, advisor), 'call', [SystemMessage('Be kind.'), UserMessage('x')], SIMILAR)
+    assert model.prompts[0].messages[0] == SystemMessage('Be kind.\n\nSearch tools first.')
+
+
 def test_bad_suffixes() -> None:
     with pytest.raises(ValueError, match='blank; pass None'):
         ToolSearchToolCallingAdvisor(system_message_suffix='  \n')

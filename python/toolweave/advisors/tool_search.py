@@ -255,7 +255,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             if isinstance(message, SystemMessage):
                 if message.text.rstrip().endswith(suffix.strip()):
                     return messages
-                text = message.text + suffix if message.text.strip() else suffix.strip()
+                separator = '' if suffix[:1].isspace() else '\n\n'  # a custom suffix without its own blank line
+                text = message.text + separator + suffix if message.text.strip() else suffix.strip()
                 return (*messages[:position], replace(message, text=text), *messages[position + 1 :])
         return (SystemMessage(suffix.strip()), *messages)
 
