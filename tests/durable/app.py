@@ -109,3 +109,34 @@ def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
     registry.add_tools(first, second, third, broken, slow, retry=ToolRetry(attempts=3, initial_interval=0.2))
     return registry
+
+
+@tool(return_direct=True)
+def direct(x: int) -> str:
+    """Its result goes to the caller."""
+    return f'direct={x}'
+
+
+@tool
+def huge(x: int) -> str:
+    """A result larger than the test registry's 4096-byte limit."""
+    return 'y' * 5000
+
+
+class FailingModel:
+    """Raises ``error`` on every call and counts the calls."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.calls = 0
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        self.calls += 1
+        raise self.error
+
+    def call(self, prompt: Prompt) -> ChatResponse:  # pragma: no cover - durable runs call acall
+        raise self.error
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover
+        raise self.error
+        yield
