@@ -607,6 +607,20 @@ def test_collect_inside_a_running_loop_is_a_clear_error_not_a_coroutine() -> Non
         gc.collect()
 
 
+@pytest.mark.parametrize('view', ['content', 'events', 'chat_responses'])
+def test_a_sync_for_loop_inside_a_running_loop_is_a_clear_error_not_a_stall(view: str) -> None:
+    model = ScriptedChatModel([S.text_response('one two')])
+
+    async def run() -> str:
+        stream = ChatClient.create(model).prompt('go').stream()
+        with pytest.raises(RuntimeError, match=r'`for` loop over a stream blocks.*`async for`'):
+            iter(getattr(stream, view)())
+        assert not _stream_threads()  # refused before a private loop thread was started
+        return ''.join([piece async for piece in stream.content()])  # nothing was consumed: still usable
+
+    assert asyncio.run(run()) == 'one two'
+
+
 # -- tool errors are visible ---------------------------------------------------------------------
 
 

@@ -437,14 +437,10 @@ class StreamResponse:
         Raises:
             RuntimeError: called from a running event loop (there, ``await stream.acollect()``).
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return ''.join(self.content())
-        raise RuntimeError(
-            'StreamResponse.collect() blocks and cannot run inside a running event loop: '
-            'use `await stream.acollect()` or `async for piece in stream.content()`'
+        _refuse_in_running_loop(
+            'StreamResponse.collect()', 'use `await stream.acollect()` or `async for piece in stream.content()`'
         )
+        return ''.join(self.content())
 
     async def acollect(self) -> str:
         """Run the stream to the end on the running event loop and return the whole text."""
@@ -540,7 +536,22 @@ class StreamIterator(Generic[_T]):
             await _aclose(self._running)
 
     def __iter__(self) -> Iterator[_T]:
+        """Iterate in synchronous code.
+
+        Raises:
+            RuntimeError: called from a running event loop, which it would block (there, ``async for``).
+        """
+        _refuse_in_running_loop('A `for` loop over a stream', 'use `async for` on the running loop')
         return _iterate_in_thread(self._make)
+
+
+def _refuse_in_running_loop(what: str, instead: str) -> None:
+    """Raise ``RuntimeError`` when called on a thread whose event loop is running (blocking there stalls it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(f'{what} blocks and cannot run inside a running event loop: {instead}')
 
 
 def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
