@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,19 @@ class RecordedRequest:
         return json.loads(self.body)
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A loopback HTTP server that does not print a traceback when a client goes away mid-reply.
+
+    A client that stops reading (a closed stream, a cancelled request, a deadline) resets the
+    connection: expected in tests, so ``ConnectionError`` is dropped; any other error is reported.
+    """
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class ReplayServer:
     """A loopback HTTP server answering each request with the next queued :class:`Reply`.
 
@@ -105,7 +119,7 @@ class ReplayServer:
         self.requests: list[RecordedRequest] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self._server = _QuietServer(('127.0.0.1', 0), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
