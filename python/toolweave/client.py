@@ -12,7 +12,14 @@ it. Per-request settings never change the builder's defaults. The terminal model
 ``LOWEST_PRECEDENCE``.
 
 Run events (:mod:`toolweave.events`): ``call(on_event=handler)``, ``acall(on_event=handler)`` and
-``stream().events()``. Streams iterate with ``async for`` on your event loop, or with a plain ``for``
+``stream().events()``.
+
+Paused runs (:mod:`toolweave.approvals`): a run whose tool calls wait for a decision returns a
+response with ``is_paused()`` true, its ``pending_tool_calls()`` and ``run_state()`` (streaming: an
+``ApprovalRequested`` event, then the end). With ``run_state_store(store)`` on the builder, paused
+states are saved there. ``client.resume(state_or_run_id, decisions)`` (or ``prompt().resume(...)``)
+gives a request that ``call()``, ``acall()`` or ``stream()`` continue; starting it claims the run in
+the store (or, without one, in this process), so a run continues once. Streams iterate with ``async for`` on your event loop, or with a plain ``for``
 in synchronous code (the stream then runs on a private event loop in a background thread).
 """
 
@@ -21,25 +28,33 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import copy
 import functools
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, TypeVar, cast
 
+from toolweave.advisors._rounds import RUN_STATE_METADATA_KEY
 from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
 from toolweave.advisors.chain import DefaultAroundAdvisorChain
 from toolweave.advisors.memory import BaseChatMemoryAdvisor
 from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
+from toolweave.advisors.structured_output import StructuredOutputAdvisor, arun_entity, run_entity, stream_entity
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
-from toolweave.chat.messages import Message, SystemMessage, UserMessage
+from toolweave.approvals import Decision, PendingToolCall
+from toolweave.chat.content import Media
+from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from toolweave.chat.model import ChatModel
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
+from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
+from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState
+from toolweave.structured import OutputType, OutputValidationError, Strategy, default_strategy, prepare
 from toolweave.tools._concurrent import CarriedError, carrying, result_of
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
@@ -56,8 +71,12 @@ __all__ = [
 logger = logging.getLogger('toolweave.events')
 _T = TypeVar('_T')
 _V = TypeVar('_V')
+_E = TypeVar('_E')
+_RESTATE = 'Now give exactly that answer again, as JSON in the requested structure.'
 _CLOSE_TIMEOUT = 30.0
 """Seconds a synchronous stream waits for its upstream to close (or a cancelled step to stop) before giving up."""
+_LOCAL_CLAIMS = InMemoryRunStateStore()
+"""Where runs resumed by clients without a store are claimed: once per run within this process."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,7 @@ class _Defaults:
     tool_context: Mapping[str, Any] | None = None
     tool_calling_advisor: ToolCallingAdvisor | None = None
     auto_tool_advisor: bool = True
+    run_state_store: RunStateStore | None = None
 
 
 class ChatClient:
@@ -96,6 +116,10 @@ class ChatClient:
         """
         spec = ChatClientRequestSpec(self.model, self._defaults)
         return spec.user(user) if user is not None else spec
+
+    def resume(self, run: RunState | str, decisions: Mapping[str, Decision]) -> ChatClientRequestSpec:
+        """A request continuing a paused run with the client's default tools: ``prompt().resume(run, decisions)``."""
+        return self.prompt().resume(run, decisions)
 
 
 class ChatClientBuilder:
@@ -149,6 +173,20 @@ class ChatClientBuilder:
         self._defaults = replace(self._defaults, auto_tool_advisor=bool(enabled))
         return self
 
+    def run_state_store(self, store: RunStateStore) -> ChatClientBuilder:
+        """Save paused runs in ``store``, resume runs by id from it, and claim resumed runs there.
+
+        E.g. ``SqliteRunStateStore('runs.db')`` (shared by the processes on one machine) or
+        ``RedisRunStateStore(url=...)`` (several machines).
+
+        Raises:
+            TypeError: ``store`` is not a :class:`~toolweave.runstate.RunStateStore`.
+        """
+        if not isinstance(store, RunStateStore):
+            raise TypeError(f'store must be a RunStateStore (save, load, claim, delete), got {type(store).__name__}')
+        self._defaults = replace(self._defaults, run_state_store=store)
+        return self
+
     def disable_tool_calling_advisor(self) -> ChatClientBuilder:
         """Same as ``tool_calling_advisor_auto_register(False)``."""
         return self.tool_calling_advisor_auto_register(False)
@@ -171,22 +209,25 @@ class ChatClientRequestSpec:
         self._options = defaults.options
         self._tool_context: dict[str, Any] = dict(defaults.tool_context or {})
         self._advisor_params: dict[str, Any] = {}
+        self._resume: Resumption | None = None
 
     def system(self, text: str) -> ChatClientRequestSpec:
         """Replace the system message."""
         self._system = _not_none(text, 'text')
         return self
 
-    def user(self, text: str) -> ChatClientRequestSpec:
-        """Append a user message.
+    def user(self, text: str, media: Sequence[Media] = ()) -> ChatClientRequestSpec:
+        """Append a user message, with content parts after its text (Spring ``.user(u -> u.text(..).media(..))``).
+
+        >>> spec.user('What is in this picture?', media=[Media.from_path('cat.png')])  # doctest: +SKIP
 
         Raises:
-            ValueError: ``text`` is ``None``. TypeError: ``text`` is not a ``str``.
+            ValueError: ``text`` is ``None``. TypeError: ``text`` is not a ``str``, or a part is not a ``Media``.
         """
         _not_none(text, 'text')
         if not isinstance(text, str):
             raise TypeError(f'the user text must be a str, got {type(text).__name__}: {text!r:.80}')
-        self._messages.append(UserMessage(text))
+        self._messages.append(UserMessage(text, media=tuple(media)))
         return self
 
     def messages(self, *messages: Message) -> ChatClientRequestSpec:
@@ -232,6 +273,38 @@ class ChatClientRequestSpec:
         self._advisor_params[key] = value
         return self
 
+    def resume(self, run: RunState | str, decisions: Mapping[str, Decision]) -> ChatClientRequestSpec:
+        """Continue a paused run with one decision per pending call, keyed by call id.
+
+        The request needs the run's tools (the same names), and takes no new messages; advisors and
+        options are this request's. ``call()``, ``acall()`` or ``stream()`` then run it: the approved
+        calls run first, the denied and deferred ones get their responses, and the loop goes on with
+        its rounds, usage, limits and retry budgets counted from where it paused.
+
+        Args:
+            run: The :class:`~toolweave.runstate.RunState` (e.g. ``RunState.from_json(text)``), or its
+                run id in the client's ``run_state_store``.
+            decisions: ``{call_id: Approve() | Deny(message) | DeferredResult(value)}``.
+
+        Raises:
+            UnknownToolCallError, MissingDecisionError, InvalidDecisionError: the decisions do not fit
+                the pending calls (nothing is claimed or changed).
+            RunStateNotFoundError, RunAlreadyResumedError: by run id, the store has no such paused run.
+            ValueError: a run id without a ``run_state_store``.
+        """
+        if isinstance(run, str):
+            store = self._defaults.run_state_store
+            if store is None:
+                raise ValueError('resume by run id needs a client with a run_state_store; pass the RunState instead')
+            state = store.load(run)
+        elif isinstance(run, RunState):
+            state = run
+        else:
+            raise TypeError(f'run must be a RunState or a run id, got {type(run).__name__}')
+        state.check_decisions(decisions)
+        self._resume = Resumption(state, dict(decisions))
+        return self
+
     def call(self, *, on_event: EventHandler | None = None) -> CallResponse:
         """Run the chain, blocking.
 
@@ -240,7 +313,7 @@ class ChatClientRequestSpec:
                 An exception it raises is logged (logger ``toolweave.events``) and the run goes on.
         """
         request, chain = self._assemble(stream=False, on_event=on_event)
-        return CallResponse(chain.next_call(request))
+        return CallResponse(self._saved(chain.next_call(request)), self)
 
     async def acall(self, *, on_event: EventHandler | None = None) -> CallResponse:
         """Run the chain on the running event loop.
@@ -249,7 +322,7 @@ class ChatClientRequestSpec:
             on_event: As :meth:`call`; called on the event loop's thread (also for tools run in worker threads).
         """
         request, chain = self._assemble(stream=False, on_event=on_event)
-        return CallResponse(await chain.anext_call(request))
+        return CallResponse(self._saved(await chain.anext_call(request)), self)
 
     def stream(self) -> StreamResponse:
         """Run the chain streaming; iterate one of the result's views: ``content()``, ``events()``, ``chat_responses()``."""
@@ -257,23 +330,132 @@ class ChatClientRequestSpec:
 
         def start(on_event: EventHandler | None) -> AsyncIterator[ChatClientResponse]:
             if on_event is None:
-                return chain.next_stream(request)
-            return chain.next_stream(replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event}))
+                responses = chain.next_stream(request)
+            else:
+                responses = chain.next_stream(
+                    replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event})
+                )
+            return self._saving(responses) if self._defaults.run_state_store is not None else responses
 
         return StreamResponse(start)
 
+    def _saved(self, response: ChatClientResponse) -> ChatClientResponse:
+        """``response``, its run state saved in the client's store when the run paused."""
+        store = self._defaults.run_state_store
+        state = _run_state(response.chat_response)
+        if store is not None and state is not None:
+            store.save(state)
+        return response
+
+    async def _saving(self, responses: AsyncIterator[ChatClientResponse]) -> AsyncIterator[ChatClientResponse]:
+        try:
+            async for response in responses:
+                yield self._saved(response)
+        finally:
+            await _aclose(responses)
+
+    def entity(
+        self,
+        output_type: type[_E],
+        *,
+        strategy: Strategy | None = None,
+        max_retries: int = 2,
+        on_event: EventHandler | None = None,
+    ) -> _E:
+        """Run the request asking for an ``output_type`` answer from the first round; the validated value.
+
+        ``output_type``: a pydantic model, dataclass, ``TypedDict``, ``list[T]``, enum or primitive. Tools run
+        first, the structured answer comes last; an invalid answer is asked again with its errors up to
+        ``max_retries`` times (:class:`~toolweave.advisors.structured_output.StructuredOutputAdvisor`).
+        ``strategy`` (``'native'``, ``'tool'``, ``'prompted'``) defaults to the model's
+        (:func:`~toolweave.structured.default_strategy`).
+
+        Raises:
+            StructuredOutputValidationError: still invalid after ``max_retries`` re-asks (carries the last raw
+                answer, its errors and the summed usage).
+            TypeError: pydantic cannot make a JSON Schema of ``output_type``.
+        """
+        return run_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
+
+    async def aentity(
+        self,
+        output_type: type[_E],
+        *,
+        strategy: Strategy | None = None,
+        max_retries: int = 2,
+        on_event: EventHandler | None = None,
+    ) -> _E:
+        """Async :meth:`entity`."""
+        return await arun_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
+
+    def stream_entity(
+        self, output_type: type[_E], *, strategy: Strategy | None = None, max_retries: int = 2
+    ) -> StreamIterator[_E]:
+        """Stream the request; iterate validated partial ``output_type`` values as the JSON arrives, the whole one last.
+
+        A partial value is yielded when the answer so far (read by the core's partial parser) validates with
+        pydantic's ``experimental_allow_partial`` and differs from the previous one; a model still missing a
+        required field gives none yet. After an invalid answer is asked again, the values start over.
+        """
+        request, chain, advisor = self._structured(output_type, strategy, max_retries, stream=True)
+        return StreamIterator(lambda: stream_entity(request, chain, advisor))
+
+    def _structured(
+        self,
+        output_type: type[_E],
+        strategy: Strategy | None,
+        max_retries: int,
+        *,
+        stream: bool,
+        on_event: EventHandler | None = None,
+    ) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain, StructuredOutputAdvisor[_E]]:
+        output = OutputType[_E].of(output_type)
+        chosen = strategy or default_strategy(self._model)
+        advisor = StructuredOutputAdvisor(output, chosen, max_retries)
+        request, chain = self._assemble(stream=stream, on_event=on_event, extra=(advisor,))
+        return request.with_prompt(prepare(request.prompt, output, chosen)), chain, advisor
+
+    def _restated(self, answer: str) -> ChatClientRequestSpec:
+        """This request continued by ``answer`` and a request to restate it (``CallResponse.entity``), without tools."""
+        spec = copy.copy(self)
+        spec._messages = [*self._messages, AssistantMessage(answer), UserMessage(_RESTATE)]
+        spec._tools = []
+        if isinstance(self._options, ToolCallingChatOptions):
+            spec._options = replace(self._options, tool_callbacks=(), tool_names=frozenset())
+        return spec
+
     def _assemble(
-        self, *, stream: bool, on_event: EventHandler | None = None
+        self, *, stream: bool, on_event: EventHandler | None = None, extra: Sequence[Advisor] = ()
     ) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain]:
         messages: list[Message] = [SystemMessage(self._system)] if self._system else []
         messages.extend(self._messages)
         prompt = Prompt(tuple(messages), self._tool_options())
         terminal: Advisor = ChatModelStreamAdvisor(self._model) if stream else ChatModelCallAdvisor(self._model)
-        chain = DefaultAroundAdvisorChain([*self._chain_advisors(), terminal])
+        advisors = self._chain_advisors()
+        chain = DefaultAroundAdvisorChain([*advisors, *extra, terminal])
         context = dict(self._advisor_params)
+        if self._resume is not None:
+            prompt = Prompt((), prompt.options)  # the tool loop continues the run's own messages
+            context[RESUME_CONTEXT_KEY] = self._claimed(advisors)
         if on_event is not None:
             context[ON_EVENT_CONTEXT_KEY] = _logging_errors(_check_handler(on_event))
         return ChatClientRequest(prompt, context), chain
+
+    def _claimed(self, advisors: list[Advisor]) -> Resumption:
+        """The resumption, once its run is claimed (in the client's store, else in this process).
+
+        Raises:
+            ValueError: the request has new messages, or no tool advisor to continue the run.
+            RunAlreadyResumedError: the run was resumed before.
+        """
+        resume = self._resume
+        assert resume is not None
+        if self._messages:
+            raise ValueError('a resumed run takes no new messages: resume it first, then send them in a new request')
+        if not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
+            raise ValueError('resuming a run needs a ToolCallingAdvisor on the chain (auto-registration is off)')
+        (self._defaults.run_state_store or _LOCAL_CLAIMS).claim(resume.state.run_id)
+        return resume
 
     def _tool_options(self) -> ToolCallingChatOptions:
         """The request's options as ``ToolCallingChatOptions``, with the model's default tools when it has none.
@@ -361,8 +543,9 @@ def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ..
 class CallResponse:
     """The outcome of a blocking or async call."""
 
-    def __init__(self, response: ChatClientResponse) -> None:
+    def __init__(self, response: ChatClientResponse, spec: ChatClientRequestSpec | None = None) -> None:
         self._response = response
+        self._spec = spec
 
     def __repr__(self) -> str:
         chat = self._response.chat_response
@@ -389,6 +572,56 @@ class CallResponse:
     def chat_client_response(self) -> ChatClientResponse:
         """The response with the advisor context."""
         return self._response
+
+    def entity(self, output_type: type[_E], *, strategy: Strategy | None = None, max_retries: int = 2) -> _E:
+        """The answer as a validated ``output_type`` (Spring ``call().entity(Type)``).
+
+        The finished answer is validated as it is (no model call when it already is the JSON of the type);
+        otherwise the conversation goes on with one structured-output run (see
+        :meth:`ChatClientRequestSpec.entity`) asking the model to restate its answer, without the tools
+        (they ran already). To ask for the type from the first round, use ``prompt(...).entity(T)``.
+
+        Raises:
+            StructuredOutputValidationError: the restated answer is still invalid after ``max_retries`` re-asks.
+            OutputValidationError: the answer is invalid and this response has no request to continue.
+        """
+        output = OutputType[_E].of(output_type)
+        try:
+            return output.validate(self.content())
+        except OutputValidationError:
+            if self._spec is None:
+                raise
+        return self._spec._restated(self.content()).entity(output_type, strategy=strategy, max_retries=max_retries)
+
+    async def aentity(self, output_type: type[_E], *, strategy: Strategy | None = None, max_retries: int = 2) -> _E:
+        """Async :meth:`entity`."""
+        output = OutputType[_E].of(output_type)
+        try:
+            return output.validate(self.content())
+        except OutputValidationError:
+            if self._spec is None:
+                raise
+        restated = self._spec._restated(self.content())
+        return await restated.aentity(output_type, strategy=strategy, max_retries=max_retries)
+
+    def is_paused(self) -> bool:
+        """Whether the run paused for decisions on tool calls (finish reason ``paused``)."""
+        return self.run_state() is not None
+
+    def run_state(self) -> RunState | None:
+        """The paused run's state (``None`` when the run ended); resume it with ``client.resume(state, ...)``."""
+        return _run_state(self._response.chat_response)
+
+    def pending_tool_calls(self) -> tuple[PendingToolCall, ...]:
+        """The calls the paused run waits for (id, name, parsed arguments, reason); ``()`` when not paused."""
+        state = self.run_state()
+        return state.pending if state is not None else ()
+
+
+def _run_state(chat: ChatResponse | None) -> RunState | None:
+    """The run state a paused run's response carries (metadata ``runState``)."""
+    state = chat.metadata.get(RUN_STATE_METADATA_KEY) if chat is not None else None
+    return state if isinstance(state, RunState) else None
 
 
 class StreamResponse:
