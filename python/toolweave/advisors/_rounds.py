@@ -7,13 +7,21 @@ tool calls) and hands the outcome back; the engine answers with what to do next:
   so limits count right), then call :meth:`RoundEngine.on_tool_results` (or
   :meth:`RoundEngine.on_limit_breach` when the manager raised ``ToolCallLimitExceededError``);
 - :class:`Finish`: the run is over; return ``response`` (streaming: yield ``chunks`` first);
+- :class:`Pause` (a ``Finish``): the run waits for decisions on some tool calls (approval, deferred
+  results; :mod:`toolweave.approvals`): return or yield its response as a ``Finish``; ``state`` is the
+  run's :class:`~toolweave.runstate.RunState`;
 - ``None`` (after the tools ran): start the next round.
+
+A driver starts with :meth:`RoundEngine.start`: ``None`` for a new run; for a resumed run (a
+:class:`~toolweave.runstate.state.Resumption` in the request context) the decisions applied, then the
+approved calls to execute (``ExecuteTools``), or the next step.
 
 The engine owns everything else, so every loop feature is written here once: the advisor's hooks
 (``do_initialize_loop``, ``do_before_call``, ``do_after_call``, ``do_finalize_loop`` and their
 ``*_stream`` twins, ``do_get_next_instructions_for_tool_call``) in their documented order, the
-eligibility check, the guards (``max_rounds``, ``max_identical_tool_calls``, calls of a round cut
-off with finish reason ``length``), ``return_direct`` and
+eligibility check, the guards (``max_rounds``, optionally ending with one last model call without
+tools, ``max_identical_tool_calls``, calls of a round cut off with finish reason ``length``), the
+pause for decisions and the resume, ``return_direct`` and
 limit-breach answers, the usage summed over rounds, the history and next instructions, and the run
 events (:mod:`toolweave.events`). The drivers keep the round spans (tracing is I/O).
 
@@ -37,6 +45,15 @@ import orjson
 from toolweave._native import parse_arguments
 from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
 from toolweave.advisors.usage import UsageAccumulator
+from toolweave.approvals import (
+    APPROVED_TOOL_CALLS_KEY,
+    DENIED_ERROR_TYPE,
+    PAUSED_FINISH_REASON,
+    Approve,
+    Decision,
+    DeferredResult,
+    PendingToolCall,
+)
 from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -44,6 +61,7 @@ from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import TOOL_CALL_DELTAS, ChatResponseAggregator, ToolCallDelta
 from toolweave.events import (
     ON_EVENT_CONTEXT_KEY,
+    ApprovalRequested,
     ReasoningDelta,
     RoundFinished,
     RoundStarted,
@@ -58,6 +76,8 @@ from toolweave.events import (
     listening_to_tools,
 )
 from toolweave.exceptions import ToolArgumentsError, ToolCallLimitExceededError
+from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState, new_run_id
+from toolweave.tools.converter import DefaultToolCallResultConverter
 from toolweave.tools.manager import ToolExecutionResult
 
 if TYPE_CHECKING:
@@ -75,6 +95,7 @@ __all__ = [
     'TOOL_CALL_LIMIT_EXCEEDED_FINISH_REASON',
     'ExecuteTools',
     'Finish',
+    'Pause',
     'RoundEngine',
 ]
 
@@ -85,6 +106,10 @@ REPEATED_TOOL_CALL_FINISH_REASON = 'repeatedToolCall'
 """Finish reason when one tool was asked for with identical arguments ``max_identical_tool_calls`` times in a row."""
 LENGTH_FINISH_REASON = 'length'
 """The common finish reason of a round cut off by the output-token bound (every provider normalises to it)."""
+RUN_STATE_METADATA_KEY = 'runState'
+"""Response metadata of a paused run: its :class:`~toolweave.runstate.RunState`."""
+_NOT_RUN = frozenset({'LookupError', ToolCallLimitExceededError.__name__})
+"""Error types of responses the manager gives calls it did not run (unknown tool, limit breach)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,13 @@ class Finish:
 
     response: ChatClientResponse
     chunks: tuple[ChatClientResponse, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pause(Finish):
+    """The run waits for decisions: end it as a :class:`Finish`; ``state`` continues it (also in ``response``)."""
+
+    state: RunState
 
 
 Step = ExecuteTools | Finish
@@ -132,6 +164,11 @@ class RoundEngine:
         self.emit: Callable[[RunEvent], None] | None = request.context.get(ON_EVENT_CONTEXT_KEY)
         self.pace: Callable[[], Awaitable[None]] | None = getattr(self.emit, 'drained', None)
         """The handler's ``drained()``, awaited by the streaming driver after each chunk (see ``events``)."""
+        resumption = request.context.get(RESUME_CONTEXT_KEY)
+        self._resumption = resumption if isinstance(resumption, Resumption) else None
+        if self._resumption is not None:  # the run's own prompt, not the (empty) one of the resume request
+            state = self._resumption.state
+            request = request.with_prompt(Prompt(state.messages[: state.prompt_length], request.prompt.options))
         self._before: Callable[[ChatClientRequest, Any], ChatClientRequest]
         if streaming:
             self._before = advisor.do_before_stream
@@ -151,6 +188,98 @@ class RoundEngine:
         self._response: ChatClientResponse | None = None  # the round whose tools run
         self._stream: _StreamRound | None = None
         self._listener: _ToolEvents | None = None
+        self._final = False  # max_rounds reached: the next round is the last, without tools
+        self._resumed: _Resumed | None = None  # the paused round being completed (after start())
+        if self._resumption is not None:
+            self._restore(self._resumption.state)
+
+    # -- pause and resume ----------------------------------------------------------------------
+
+    def _restore(self, state: RunState) -> None:
+        """Continue where ``state`` stopped: history, rounds, usage, the guards' counts, advisor extras."""
+        self.history = state.messages
+        self.rounds = state.rounds
+        if state.usage is not None:
+            self.usage.add_round_response(ChatResponse((), usage=state.usage))
+        if state.repeat is not None:
+            self._last_call, self._streak = (state.repeat[0], state.repeat[1]), state.repeat[2]
+        bound = self.advisor.max_rounds
+        self._final = self.advisor.final_answer_on_max_rounds and bound is not None and self.rounds >= bound
+        self.advisor.do_restore_run_state(self.request, state.extras)
+
+    def start(self) -> ExecuteTools | Finish | None:
+        """The first step: ``None`` for a new run (go to :meth:`next_request`).
+
+        A resumed run first applies its decisions: denied and deferred calls get their responses,
+        approved calls come back as ``ExecuteTools`` (then :meth:`on_tool_results`, which completes
+        the paused round); with none approved the paused round completes here.
+        """
+        if self._resumption is None:
+            return None
+        state, decisions = self._resumption.state, self._resumption.decisions
+        self._resumption = None
+        asking = state.tool_call_message
+        self._response = ChatClientResponse(ChatResponse((Generation(asking),)), self.request.context)
+        answered = list(state.answered.responses)
+        approved: list[ToolCall] = []
+        for pending in state.pending:
+            decision = decisions[pending.id]
+            if isinstance(decision, Approve):
+                approved.append(state.pending_call(pending.id))
+                continue
+            response = _decided(pending, decision)
+            answered.append(response)
+            if self.emit is not None:
+                self.emit(ToolExecutionStarted(self.rounds, state.pending_call(pending.id)))
+                self.emit(_tool_result(self.rounds, response, 0.0))
+        self._resumed = _Resumed(state.messages[:-1], tuple(answered), state.return_direct, bool(approved))
+        so_far = (*state.messages[:-1], ToolResponseMessage(tuple(answered)))
+        if not approved:
+            return self.on_tool_results(ToolExecutionResult(so_far))
+        options = self.options
+        if isinstance(options, ToolCallingChatOptions):
+            ids = frozenset(call.id for call in approved)
+            options = replace(options, tool_context={**options.tool_context, APPROVED_TOOL_CALLS_KEY: ids})
+        batch = ChatResponse((Generation(AssistantMessage(None, tuple(approved))),))
+        return ExecuteTools(Prompt(so_far, options), batch)
+
+    def _complete_paused_round(self, result: ToolExecutionResult) -> ToolExecutionResult:
+        """The resumed round's result: the asking message and every response, in call order."""
+        resumed, self._resumed = self._resumed, None
+        assert resumed is not None
+        ran = _last_responses(result.conversation_history) if resumed.executed else ()
+        by_id = {response.id: response for response in (*resumed.answered, *ran)}
+        asking = resumed.base[-1]
+        assert isinstance(asking, AssistantMessage)
+        responses = tuple(by_id[call.id] for call in asking.tool_calls if call.id in by_id)
+        folded = [
+            d for d in (resumed.return_direct, result.return_direct if resumed.executed else None) if d is not None
+        ]
+        direct = bool(folded) and all(folded)
+        return ToolExecutionResult((*resumed.base, ToolResponseMessage(responses)), direct)
+
+    def _pause(self, result: ToolExecutionResult) -> Pause:
+        """End this run with its state: the round's other calls ran, ``result.pending`` wait for decisions."""
+        history = result.conversation_history
+        ran = any(r.error_type not in _NOT_RUN for r in _last_responses(history))
+        state = RunState(
+            run_id=new_run_id(),
+            messages=history,
+            prompt_length=len(self.request.prompt.messages),
+            rounds=self.rounds,
+            usage=self.usage.accumulated_usage,
+            pending=result.pending,
+            return_direct=result.return_direct if ran else None,
+            repeat=(*self._last_call, self._streak) if self._last_call is not None else None,
+            extras=dict(self.advisor.do_save_run_state(self.request)),
+        )
+        assert self._response is not None
+        calls = {call.id: call for call in _chat(self._response).tool_calls}
+        waiting = tuple(calls[p.id] for p in result.pending if p.id in calls)
+        generation = Generation(AssistantMessage(''), PAUSED_FINISH_REASON, {'pendingToolCalls': waiting})
+        step = self._finish(self._with_generation(self._response, generation), paused=state)
+        assert isinstance(step, Pause)
+        return step
 
     # -- a round -------------------------------------------------------------------------------
 
@@ -165,6 +294,9 @@ class RoundEngine:
         if request is None:
             raise TypeError(f'{type(self.advisor).__name__}.{self._before.__name__} returned None, not a request')
         self._round_options = _execution_options(request.prompt.options, self.options)
+        options = request.prompt.options
+        if self._final and isinstance(options, ToolCallingChatOptions):  # the last call: answer, no more tools
+            request = request.with_prompt(Prompt(request.prompt.messages, replace(options, tool_choice='none')))
         return request
 
     def on_response(self, response: ChatClientResponse) -> Step:
@@ -204,18 +336,26 @@ class RoundEngine:
         """The manager ran the round's calls: end on ``return_direct``, else ``None`` (next round)."""
         response = self._response
         assert response is not None, 'on_tool_results without ExecuteTools'
-        if self.emit is not None:
+        resumed = self._resumed is not None
+        if resumed:
+            result = self._complete_paused_round(result)
+        elif self.emit is not None:
             self._report_unlistened(result.conversation_history)
+        if result.pending:
+            return self._pause(result)
         if result.return_direct:
             chat = replace(_chat(response), generations=result.build_generations())
             return self._finish(replace(response, chat_response=chat))
         self.history = result.conversation_history
         self.instructions = self.advisor.do_get_next_instructions_for_tool_call(self.request, response, result)
+        if resumed:
+            self.instructions = _with_asking(self.instructions, self.history)
         return None
 
     def on_limit_breach(self, breach: ToolCallLimitExceededError) -> Finish:
         """The manager raised a limit breach: end with its one generation (Spring ``buildGeneration``)."""
         assert self._response is not None, 'on_limit_breach without ExecuteTools'
+        self._resumed = None
         return self._finish(self._with_generation(self._response, breach.build_generation()))
 
     # -- I/O helpers the drivers use -----------------------------------------------------------
@@ -259,7 +399,9 @@ class RoundEngine:
             )
             return self._stopped(response, text, LENGTH_FINISH_REASON, calls, {})
         bound = self.advisor.max_rounds
-        if bound is not None and self.rounds >= bound:
+        if bound is not None and self.rounds >= bound and self.advisor.final_answer_on_max_rounds and not self._final:
+            self._final = True  # these calls run, then one last model call without tools
+        elif bound is not None and self.rounds >= bound:
             text = (
                 f'Tool-calling loop stopped: the model still asked for tools after {self.rounds} rounds '
                 f'(max_rounds={bound}).'
@@ -296,16 +438,18 @@ class RoundEngine:
     def _with_generation(response: ChatClientResponse, generation: Generation) -> ChatClientResponse:
         return replace(response, chat_response=replace(_chat(response), generations=(generation,)))
 
-    def _finish(self, response: ChatClientResponse, *, natural: bool = False) -> Finish:
+    def _finish(self, response: ChatClientResponse, *, natural: bool = False, paused: RunState | None = None) -> Finish:
         """The final response (usage summed, rounds counted), the finalize hook and ``RunFinished``.
 
         ``natural``: the model answered without tools. Streaming then yields nothing more than a usage
         correction (the chunks went out already); every other end yields the final response.
+        ``paused``: the run pauses with this state (metadata ``runState``, event ``ApprovalRequested``).
         """
         final = response
         if response.chat_response is not None:
             chat = self.usage.apply_accumulated_usage(response.chat_response)
-            chat = replace(chat, metadata={**chat.metadata, 'toolCallingRounds': self.rounds})
+            extra = {RUN_STATE_METADATA_KEY: paused} if paused is not None else {}
+            chat = replace(chat, metadata={**chat.metadata, 'toolCallingRounds': self.rounds, **extra})
             final = replace(response, chat_response=chat)
         chunks: tuple[ChatClientResponse, ...] = ()
         if self.streaming:
@@ -317,6 +461,10 @@ class RoundEngine:
             self.advisor.do_finalize_loop_stream(final, self.chain)
         else:
             final = self.advisor.do_finalize_loop(final, self.chain)
+        if paused is not None:
+            if self.emit is not None:
+                self.emit(ApprovalRequested(self.rounds, paused.pending, paused))
+            return Pause(final, chunks, state=paused)
         if self.emit is not None and final.chat_response is not None:
             self.emit(RunFinished(self.rounds, final.chat_response, final.chat_response.usage))
         return Finish(final, chunks)
@@ -564,6 +712,47 @@ def _canonical_arguments(arguments: str) -> str:
         return orjson.dumps(orjson.loads(arguments or '{}'), option=orjson.OPT_SORT_KEYS).decode()
     except orjson.JSONDecodeError:
         return arguments.strip()
+
+
+@dataclass(frozen=True)
+class _Resumed:
+    """The paused round a resumed run completes: its messages up to the asking one, the answers so far."""
+
+    base: tuple[Message, ...]
+    answered: tuple[ToolResponse, ...]
+    return_direct: bool | None
+    executed: bool  # approved calls were handed to the manager
+
+
+def _decided(pending: PendingToolCall, decision: Decision) -> ToolResponse:
+    """The response of a call a person denied, or whose result was given (a deferred call's)."""
+    if isinstance(decision, DeferredResult):
+        value = decision.value
+        text = value if isinstance(value, str) else DefaultToolCallResultConverter().convert(value, None)
+        return ToolResponse(
+            pending.id, pending.name, text, decision.is_error, 'DeferredResult' if decision.is_error else None
+        )
+    assert not isinstance(decision, Approve)
+    return ToolResponse(pending.id, pending.name, decision.text(pending.name), True, DENIED_ERROR_TYPE)
+
+
+def _last_responses(history: tuple[Message, ...]) -> tuple[ToolResponse, ...]:
+    last = history[-1] if history else None
+    return last.responses if isinstance(last, ToolResponseMessage) else ()
+
+
+def _with_asking(instructions: tuple[Message, ...], history: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The next round's messages with the assistant message asking for the last tool responses before them.
+
+    A resumed run sends it even without history: a memory advisor below stores the two together (the
+    asking message could not wait in a request context across the pause).
+    """
+    if len(history) < 2 or not instructions or instructions[-1] is not history[-1]:
+        return instructions
+    asking = history[-2]
+    if len(instructions) >= 2 and instructions[-2] is asking:
+        return instructions
+    return (*instructions[:-1], asking, instructions[-1])
 
 
 def _chat(response: ChatClientResponse) -> ChatResponse:

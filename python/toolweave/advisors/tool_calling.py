@@ -17,7 +17,13 @@ metadata ``pendingToolCalls``. They bound loops that the tool-call limits cannot
 or unlimited, or ``RETURN_ERROR_RESPONSE``). Unlike Spring, the calls of a round that ended with
 finish reason ``length`` are not executed (their arguments may be cut short): the loop ends with
 finish reason ``length`` and the calls under ``pendingToolCalls``, unless
-``execute_truncated_tool_calls=True``. Tracing: one span per model round
+``execute_truncated_tool_calls=True``. With ``final_answer_on_max_rounds=True`` the round that
+reaches ``max_rounds`` runs its tools and one last model call follows with ``tool_choice='none'``:
+the run ends with the model's own answer instead of the canned text (if it still asks for tools, the
+canned text ends it). Tool calls that wait for a person's decision, or for a result from outside,
+pause the run (:mod:`toolweave.approvals`): the response carries a
+:class:`~toolweave.runstate.RunState`; a request whose context holds a resumption continues the run
+where it stopped (``ChatClient.resume``). Tracing: one span per model round
 (``toolweave.round``) wraps the model call and that round's ``execute_tool`` spans, in every path.
 
 Hooks for subclasses (count rounds, audit, stop the loop): ``do_initialize_loop``,
@@ -28,7 +34,7 @@ Hooks for subclasses (count rounds, audit, stop the loop): ``do_initialize_loop`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -89,6 +95,9 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         execute_truncated_tool_calls: Run the tool calls of a round that ended with finish reason
             ``length`` (Spring's behaviour). Default ``False``: their arguments may be cut short, so
             the loop ends with finish reason ``length`` and the calls under metadata ``pendingToolCalls``.
+        final_answer_on_max_rounds: When ``max_rounds`` is reached, run that round's tools and make one
+            last model call with ``tool_choice='none'`` for a real answer (default ``False``: end with
+            the canned text, finish reason ``maxRoundsReached``).
 
     Raises:
         ValueError: ``order`` is not strictly between the bounds, or a bound is not a positive int
@@ -107,6 +116,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         max_rounds: int | None = None,
         max_identical_tool_calls: int | None = None,
         execute_truncated_tool_calls: bool = False,
+        final_answer_on_max_rounds: bool = False,
     ) -> None:
         _check_bound('max_rounds', max_rounds, 1)
         _check_bound('max_identical_tool_calls', max_identical_tool_calls, 2)
@@ -124,6 +134,9 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
         if not isinstance(execute_truncated_tool_calls, bool):
             raise TypeError(f'execute_truncated_tool_calls must be a bool, got {execute_truncated_tool_calls!r}')
         self.execute_truncated_tool_calls = execute_truncated_tool_calls
+        if not isinstance(final_answer_on_max_rounds, bool):
+            raise TypeError(f'final_answer_on_max_rounds must be a bool, got {final_answer_on_max_rounds!r}')
+        self.final_answer_on_max_rounds = final_answer_on_max_rounds
 
     @property
     def name(self) -> str:
@@ -145,6 +158,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             'max_rounds': self.max_rounds,
             'max_identical_tool_calls': self.max_identical_tool_calls,
             'execute_truncated_tool_calls': self.execute_truncated_tool_calls,
+            'final_answer_on_max_rounds': self.final_answer_on_max_rounds,
         }
         settings.update(changes)
         return type(self)(**settings)
@@ -162,19 +176,16 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             return chain.next_call(request)
         engine = RoundEngine(self, request, chain)
         below = chain.copy(self)
-        while True:
+        step = engine.start()
+        while not isinstance(step, Finish):
+            if isinstance(step, ExecuteTools):  # a resumed run's approved calls
+                step = self._execute(engine, step)
+                continue
             with _round_span(engine.rounds + 1):
-                step: ExecuteTools | Finish | None = engine.on_response(below.next_call(engine.next_request()))
+                step = engine.on_response(below.next_call(engine.next_request()))
                 if isinstance(step, ExecuteTools):
-                    try:
-                        with engine.listening():
-                            result = self.tool_calling_manager.execute_tool_calls(step.prompt, step.response)
-                    except ToolCallLimitExceededError as breach:
-                        step = engine.on_limit_breach(breach)
-                    else:
-                        step = engine.on_tool_results(result)
-            if isinstance(step, Finish):
-                return step.response
+                    step = self._execute(engine, step)
+        return step.response
 
     async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """The async loop: same rules, awaiting the chain and the tools."""
@@ -183,13 +194,16 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             return await chain.anext_call(request)
         engine = RoundEngine(self, request, chain)
         below = chain.copy(self)
-        while True:
+        step = engine.start()
+        while not isinstance(step, Finish):
+            if isinstance(step, ExecuteTools):  # a resumed run's approved calls
+                step = await self._aexecute(engine, step)
+                continue
             with _round_span(engine.rounds + 1):
-                step: ExecuteTools | Finish | None = engine.on_response(await below.anext_call(engine.next_request()))
+                step = engine.on_response(await below.anext_call(engine.next_request()))
                 if isinstance(step, ExecuteTools):
                     step = await self._aexecute(engine, step)
-            if isinstance(step, Finish):
-                return step.response
+        return step.response
 
     async def advise_stream(
         self, request: ChatClientRequest, chain: StreamAdvisorChain
@@ -202,7 +216,10 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             return
         engine = RoundEngine(self, request, chain, streaming=True)
         below = chain.copy(self)
-        while True:
+        step = engine.start()
+        if isinstance(step, ExecuteTools):  # a resumed run's approved calls
+            step = await self._aexecute(engine, step)
+        while step is None:
             span = _open_round_span(engine.rounds + 1)
             traced = span.get_span_context().is_valid
             chunks = below.next_stream(engine.next_request())
@@ -215,7 +232,7 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
                         await engine.pace()
                     if forwarded is not None:
                         yield forwarded
-                step: ExecuteTools | Finish | None = engine.on_stream_end()
+                step = engine.on_stream_end()
                 if isinstance(step, ExecuteTools):
                     for held in step.chunks:
                         yield held
@@ -224,10 +241,17 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
             finally:
                 await _close(chunks)
                 span.end()
-            if isinstance(step, Finish):
-                for final in step.chunks:
-                    yield final
-                return
+        for final in step.chunks:
+            yield final
+
+    def _execute(self, engine: RoundEngine, step: ExecuteTools) -> Finish | None:
+        """Run one round's tools in this thread; the engine's next step."""
+        try:
+            with engine.listening():
+                result = self.tool_calling_manager.execute_tool_calls(step.prompt, step.response)
+        except ToolCallLimitExceededError as breach:
+            return engine.on_limit_breach(breach)
+        return engine.on_tool_results(result)
 
     async def _aexecute(self, engine: RoundEngine, step: ExecuteTools) -> Finish | None:
         """Run one round's tools on the running loop; the engine's next step."""
@@ -270,6 +294,13 @@ class ToolCallingAdvisor(CallAdvisor, StreamAdvisor):
 
     def do_finalize_loop_stream(self, response: ChatClientResponse, chain: StreamAdvisorChain) -> None:
         """Once after the last round, with that round's aggregated response (streaming)."""
+
+    def do_save_run_state(self, request: ChatClientRequest) -> Mapping[str, Any]:
+        """What this advisor keeps across a pause: JSON values, by a key of its own (default nothing)."""
+        return {}
+
+    def do_restore_run_state(self, request: ChatClientRequest, extras: Mapping[str, Any]) -> None:
+        """Take back what :meth:`do_save_run_state` kept, when a paused run resumes (after the initialize hook)."""
 
     def do_get_next_instructions_for_tool_call(
         self, request: ChatClientRequest, response: ChatClientResponse, result: ToolExecutionResult

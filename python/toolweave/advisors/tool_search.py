@@ -206,6 +206,22 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         """As :meth:`do_after_call`, per chunk."""
         return self._annotate(chunk)
 
+    def do_save_run_state(self, request: ChatClientRequest) -> Mapping[str, Any]:
+        """Across a pause: the tools the session discovered (``{'toolSearch': {'discovered': [...]}}``)."""
+        state = request.context.get(_STATE_KEY)
+        if not isinstance(state, _SearchLoop):
+            return {}
+        return {'toolSearch': {'discovered': list(self.sessions.discovered(state.session_id))}}
+
+    def do_restore_run_state(self, request: ChatClientRequest, extras: Mapping[str, Any]) -> None:
+        """When a paused run resumes (in any process): its discovered tools join the session again."""
+        state = request.context.get(_STATE_KEY)
+        saved = extras.get('toolSearch')
+        if isinstance(state, _SearchLoop) and isinstance(saved, Mapping):
+            names = [n for n in saved.get('discovered', ()) if isinstance(n, str) and n in state.registry]
+            if names:
+                self.sessions.add(state.session_id, names)
+
     # -- internals -----------------------------------------------------------------------------
 
     def _initialize(self, request: ChatClientRequest) -> ChatClientRequest:
