@@ -21,6 +21,7 @@ from toolweave.durable._client import (
     DurableRun,
     DurableRunError,
     connect,
+    create_replayer,
     create_worker,
 )
 from toolweave.durable._codec import DATA_CONVERTER
@@ -50,5 +51,6 @@ __all__ = [
     'ToolweaveRun',
     'UnknownNameError',
     'connect',
+    'create_replayer',
     'create_worker',
 ]

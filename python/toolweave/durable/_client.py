@@ -9,7 +9,7 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from toolweave import exceptions
@@ -23,9 +23,18 @@ from toolweave.durable._registry import DurableRegistry, serve
 from toolweave.durable._workflow import WORKFLOW_NAME, ToolweaveRun
 from toolweave.events import RunEvent
 
-__all__ = ['DEFAULT_TASK_QUEUE', 'DurableClient', 'DurableRun', 'DurableRunError', 'connect', 'create_worker']
+__all__ = [
+    'DEFAULT_TASK_QUEUE',
+    'DurableClient',
+    'DurableRun',
+    'DurableRunError',
+    'connect',
+    'create_replayer',
+    'create_worker',
+]
 
 DEFAULT_TASK_QUEUE = 'toolweave'
+_REPLAY_BUILD = 'toolweave-replay'
 _PASSTHROUGH = ('toolweave', 'orjson', 'pydantic', 'pydantic_core', 'opentelemetry', 'httpx', 'httpcore', 'anyio')
 
 
@@ -59,15 +68,31 @@ def create_worker(
     passed through (imported once, shared with the activities).
     """
     serve(task_queue, registry)
-    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules(*_PASSTHROUGH))
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[ToolweaveRun],
         activities=ToolweaveActivities(registry).all(),
-        workflow_runner=runner,
+        workflow_runner=_runner(),
         **worker_options,
     )
+
+
+def create_replayer(registry: DurableRegistry) -> Replayer:
+    """A Temporal ``Replayer`` of toolweave's workflow, looking names up in ``registry`` (as a worker has it).
+
+    ``await create_replayer(registry).replay_workflow(history)`` raises ``NondeterminismError`` when the
+    code or the registered loop would not make the recorded decisions again (check before deploying).
+    """
+    serve(f'replay-{_REPLAY_BUILD}', registry)  # the task queue the replayer's workflows see
+    return Replayer(
+        workflows=[ToolweaveRun], data_converter=DATA_CONVERTER, workflow_runner=_runner(), build_id=_REPLAY_BUILD
+    )
+
+
+def _runner() -> SandboxedWorkflowRunner:
+    """Temporal's sandbox, with toolweave (and what it imports) passed through: imported once per process."""
+    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules(*_PASSTHROUGH))
 
 
 class DurableRun:
