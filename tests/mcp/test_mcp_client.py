@@ -1,0 +1,252 @@
+"""The MCP client against real servers (the SDK's own server API) over stdio, streamable HTTP and SSE."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+import orjson
+import pytest
+from conftest import stdio
+from mcp.types import Tool
+from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
+from toolweave.mcp import (
+    DefaultMcpToolNamePrefixGenerator,
+    McpConnectionError,
+    McpConnectionInfo,
+    McpTimeoutError,
+    McpTimeouts,
+    McpToolCallbackProvider,
+    McpToolCallError,
+    NoPrefixGenerator,
+    ServerPrefixGenerator,
+    SseServer,
+    StdioServer,
+    StreamableHttpServer,
+    allow_tools,
+    format_tool_name,
+)
+
+
+def by_name(provider: McpToolCallbackProvider) -> dict[str, Any]:
+    return {cb.tool_definition.name: cb for cb in provider.tool_callbacks}
+
+
+def cause_of(error: pytest.ExceptionInfo[ToolExecutionError]) -> BaseException:
+    return error.value.cause
+
+
+@pytest.fixture(scope='module')
+def weather() -> Any:
+    with McpToolCallbackProvider(stdio('weather', 'weather.py')) as provider:
+        yield provider
+
+
+def test_stdio_lists_the_servers_tools_with_their_schemas(weather: McpToolCallbackProvider) -> None:
+    tools = by_name(weather)
+    assert list(tools) == ['get_weather', 'fail', 'snapshot', 'stats', 'weather_calls', 'touch']
+    definition = tools['get_weather'].tool_definition
+    assert definition.description == 'Weather forecast for a city.'
+    assert definition.input_schema['required'] == ['city']
+    assert definition.input_schema['properties']['city']['description'] == 'City name'
+    assert definition.input_schema['properties']['days'] == {'default': 1, 'title': 'Days', 'type': 'integer'}
+    # a parameterless tool: ensureValidInputSchema keeps type object and an (empty) properties object
+    assert tools['snapshot'].tool_definition.input_schema['type'] == 'object'
+    assert tools['snapshot'].tool_definition.input_schema['properties'] == {}
+    assert tools['get_weather'].server_name == 'weather' and tools['get_weather'].tool.name == 'get_weather'
+
+
+def test_results_text_structured_image_and_error(weather: McpToolCallbackProvider) -> None:
+    tools = by_name(weather)
+    assert tools['get_weather'].call('{"city": "Paris", "days": 2}') == 'Paris: sunny, 21 C for 2 day(s) (from weather)'
+    stats = tools['stats'].call_tool({'city': 'Oslo'})
+    assert stats.structured == {'temperature': 21.5, 'humidity': 0.4} and not stats.is_error
+    assert orjson.loads(tools['stats'].call('{"city": "Oslo"}')) == {'temperature': 21.5, 'humidity': 0.4}
+    image = orjson.loads(tools['snapshot'].call('{}'))
+    assert image['type'] == 'image' and image['mimeType'] == 'image/png' and image['data'].startswith('iVBOR')
+    assert tools['snapshot'].call_tool({}).parts[0].type == 'image'
+    with pytest.raises(ToolExecutionError) as failed:
+        tools['fail'].call('{"reason": "no rain"}')
+    assert isinstance(cause_of(failed), McpToolCallError)
+    assert (
+        str(failed.value) == 'Error executing tool fail: cannot do it: no rain'
+    )  # the server's text is what the model reads
+    assert tools['fail'].call_tool({'reason': 'x'}).is_error
+
+
+def test_arguments_are_validated_before_the_server_is_asked(weather: McpToolCallbackProvider) -> None:
+    tools = by_name(weather)
+    before = int(tools['weather_calls'].call('{}'))
+    with pytest.raises(ToolExecutionError) as invalid:
+        tools['get_weather'].call('{"days": "two"}')
+    cause = cause_of(invalid)
+    assert isinstance(cause, InvalidToolArgumentsError)
+    assert cause.problems == ('/: "city" is a required property', '/days: "two" is not of type "integer"')
+    with pytest.raises(ToolExecutionError, match="Invalid arguments for tool 'get_weather'"):
+        asyncio.run(tools['get_weather'].acall('{"city": '))
+    assert int(tools['weather_calls'].call('{}')) == before  # neither call reached the server
+
+
+def test_async_calls_from_several_event_loops(weather: McpToolCallbackProvider) -> None:
+    tool = by_name(weather)['get_weather']
+
+    async def three() -> list[str]:
+        return list(await asyncio.gather(*(tool.acall(f'{{"city": "C{i}"}}') for i in range(3))))
+
+    for _ in range(2):  # a new event loop each time: the session lives on the provider's own loop
+        assert asyncio.run(three()) == [f'C{i}: sunny, 21 C for 1 day(s) (from weather)' for i in range(3)]
+
+
+def test_streamable_http(weather_http: str) -> None:
+    with McpToolCallbackProvider(StreamableHttpServer('remote', weather_http)) as provider:
+        tools = by_name(provider)
+        assert tools['get_weather'].call('{"city": "Rome"}') == 'Rome: sunny, 21 C for 1 day(s) (from weather-http)'
+        assert asyncio.run(tools['get_weather'].acall('{"city": "Bern"}')).startswith('Bern: sunny')
+
+
+def test_sse(weather_sse: str) -> None:
+    async def run() -> str:
+        async with McpToolCallbackProvider(SseServer('legacy', weather_sse)) as provider:
+            result: str = await by_name(provider)['get_weather'].acall('{"city": "Lima"}')
+            return result
+
+    assert asyncio.run(run()) == 'Lima: sunny, 21 C for 1 day(s) (from weather)'
+
+
+def test_server_crashing_mid_call_is_a_typed_error_and_the_next_call_reconnects() -> None:
+    with McpToolCallbackProvider(stdio('faulty', 'faulty.py')) as provider:
+        tools = by_name(provider)
+        first_pid = int(tools['pid'].call('{}'))
+        with pytest.raises(ToolExecutionError) as crashed:
+            tools['crash'].call('{}')
+        assert isinstance(cause_of(crashed), McpConnectionError)
+        assert "MCP server 'faulty' went away during a call to 'crash'" in str(crashed.value)
+        second_pid = int(asyncio.run(tools['pid'].acall('{}')))  # reconnected: a new server process
+        assert second_pid != first_pid
+        assert int(tools['pid'].call('{}')) == second_pid  # and kept
+
+
+def test_slow_call_times_out_and_the_session_is_kept() -> None:
+    timeouts = McpTimeouts(call=0.5)
+    with McpToolCallbackProvider(stdio('faulty', 'faulty.py'), timeouts=timeouts) as provider:
+        tools = by_name(provider)
+        pid = tools['pid'].call('{}')
+        started = time.monotonic()
+        with pytest.raises(ToolExecutionError) as slow:
+            tools['slow'].call('{"seconds": 30}')
+        assert time.monotonic() - started < 20
+        assert isinstance(cause_of(slow), McpTimeoutError)
+        assert str(slow.value) == "MCP server 'faulty' did not answer a call to 'slow' within 0.5 seconds"
+        assert tools['pid'].call('{}') == pid
+        assert tools['slow'].call('{"seconds": 0.01}') == 'slept 0.01'
+
+
+def test_connect_failures_are_typed() -> None:
+    dead = StdioServer('dead', sys.executable, ['-c', 'pass'])
+    with pytest.raises(McpConnectionError, match="cannot connect to MCP server 'dead'"):
+        McpToolCallbackProvider(dead).connect()
+    mute = StdioServer('mute', sys.executable, ['-c', 'import time; time.sleep(60)'])
+    started = time.monotonic()
+    with pytest.raises(McpTimeoutError, match="MCP server 'mute' did not connect within 1 seconds"):
+        McpToolCallbackProvider(mute, timeouts=McpTimeouts(connect=1)).connect()
+    assert time.monotonic() - started < 30
+    with pytest.raises(McpConnectionError):
+        McpToolCallbackProvider(StreamableHttpServer('nobody', 'http://127.0.0.1:9/mcp')).connect()
+
+
+def test_tool_list_changes_refresh_the_callbacks() -> None:
+    with McpToolCallbackProvider(stdio('faulty', 'faulty.py')) as provider:
+        assert 'triple' not in by_name(provider)
+        assert by_name(provider)['add_tool'].call('{"name": "triple"}') == 'added triple'
+        deadline = time.monotonic() + 20
+        while 'triple' not in by_name(provider) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        added = by_name(provider)['triple']
+        assert added.tool_definition.description == 'The added tool triple: doubles x.'
+        assert added.call('{"x": 4}') == '8'
+
+
+def test_close_ends_the_server_process() -> None:
+    provider = McpToolCallbackProvider(stdio('faulty', 'faulty.py')).connect()
+    pid = int(by_name(provider)['pid'].call('{}'))
+    provider.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)
+    provider.close()  # idempotent
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) counts as gone
+        with open(f'/proc/{pid}/stat', encoding='ascii') as stat:
+            return stat.read().split(') ')[1][0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
+def test_prefixes_filter_and_unique_names() -> None:
+    servers = [stdio('north', 'weather.py', 'north'), stdio('south', 'weather.py', 'south')]
+    with McpToolCallbackProvider(servers, tool_filter=allow_tools(north=['get_weather'])) as provider:
+        names = [cb.tool_definition.name for cb in provider.tool_callbacks]
+        # north keeps get_weather only; the default generator prefixes south's clashing name, not the free ones
+        assert names == ['get_weather', 'south_get_weather', 'fail', 'snapshot', 'stats', 'weather_calls', 'touch']
+        tools = by_name(provider)
+        assert tools['get_weather'].call('{"city": "A"}').endswith('(from north)')
+        assert tools['south_get_weather'].call('{"city": "A"}').endswith('(from south)')
+
+
+def info(server: str) -> McpConnectionInfo:
+    return McpConnectionInfo(server, None, '2026-07-28')
+
+
+def tool(name: str) -> Tool:
+    return Tool(name=name, input_schema={'type': 'object'})
+
+
+def test_name_generators_are_deterministic_and_bounded() -> None:
+    default, prefixed, plain = DefaultMcpToolNamePrefixGenerator(), ServerPrefixGenerator(), NoPrefixGenerator()
+    assert default(info('a'), tool('get'), set()) == 'get'
+    assert default(info('b'), tool('get'), {'get'}) == 'b_get'
+    assert default(info('b'), tool('get'), {'get', 'b_get'}) == 'b_get_2'
+    assert prefixed(info('files'), tool('read.file'), set()) == 'files_read_file'
+    assert plain(info('x'), tool('a.b'), set()) == 'a.b'
+    long = 'very_long_tool_name_' * 5
+    first, second = format_tool_name(long + 'one'), format_tool_name(long + 'two')
+    assert len(first) == len(second) == 64 and first != second and first[:55] == second[:55]
+    assert format_tool_name(long + 'one') == first
+    assert format_tool_name('über tool/x') == '_ber_tool_x'
+
+
+def test_no_prefix_clash_is_a_value_error() -> None:
+    servers = [stdio('north', 'weather.py', 'north'), stdio('south', 'weather.py', 'south')]
+    provider = McpToolCallbackProvider(servers, prefix_generator=NoPrefixGenerator())
+    try:
+        with pytest.raises(ValueError, match="MCP tool name 'get_weather' .*server 'south'.* is taken"):
+            provider.connect()
+    finally:
+        provider.close()
+
+
+def test_misuse_errors() -> None:
+    with pytest.raises(ValueError, match='at least one MCP server'):
+        McpToolCallbackProvider([])
+    with pytest.raises(ValueError, match='names must differ; repeated: a'):
+        McpToolCallbackProvider([StdioServer('a', 'x'), StdioServer('a', 'y')])
+    with pytest.raises(TypeError, match='StdioServer, StreamableHttpServer or SseServer'):
+        McpToolCallbackProvider(['python server.py'])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match='server name'):
+        StdioServer('has space', 'python')
+    with pytest.raises(ValueError, match='http'):
+        StreamableHttpServer('x', 'localhost:8000')
+    with pytest.raises(ValueError, match='McpTimeouts.call must be a positive number'):
+        McpTimeouts(call=0)
+    with pytest.raises(TypeError, match='list of tool names'):
+        allow_tools(a='get')
