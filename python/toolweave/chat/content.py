@@ -61,7 +61,7 @@ class UnsupportedContentError(ValueError):
         self.provider = provider
         self.media_type = media_type
         self.where = where
-        message = f'{provider} cannot take a {media_type} part in a {where}'
+        message = f'{provider} cannot take {media_type} content in a {where}'
         super().__init__(f'{message}; {hint}' if hint else message)
 
 
