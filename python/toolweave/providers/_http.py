@@ -32,9 +32,11 @@ place and are tested once. The rules follow the OpenAI and Anthropic Python SDKs
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import random
+import ssl
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -216,6 +218,129 @@ class _Attempt:
     error: ProviderError | None = None
     retryable: bool = False
 
+    @property
+    def ok(self) -> bool:
+        """Whether this is an answer to hand on (no error)."""
+        return self.error is None and self.response is not None
+
+
+class _Retrying:
+    """The one retry loop's state and decision, shared by the blocking, async and streaming shells.
+
+    Each shell only runs an attempt and sleeps: ``while not (result := attempt()).ok: sleep(retrying.after(result))``.
+    """
+
+    def __init__(self, transport: HttpTransport, url: str) -> None:
+        self._transport = transport
+        self._url = url
+        self.deadline = transport._deadline()
+        """The ``time.monotonic()`` value the whole request must finish by (``None``: no total timeout)."""
+        self._attempt = 0
+
+    def after(self, result: _Attempt) -> float:
+        """Seconds to wait before the next attempt after the failed ``result``.
+
+        Raises:
+            ProviderError: ``result``'s error when it must not be retried (not retryable, retries used up,
+                a ``Retry-After`` beyond the cap, or the wait would pass the total deadline).
+        """
+        delay = self._transport._wait(self._attempt, result, self.deadline)
+        if delay is None:
+            raise result.error or self._transport._total_timeout(self._url)
+        self._attempt += 1
+        return delay
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """The default verifying TLS context of httpx (certifi roots, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured), built once.
+
+    Building one costs about 40 ms of CPU (loading the CA bundle); every client this package creates
+    shares it, so a new client (one per event loop, see :class:`_LoopClients`) costs about 1 ms.
+    """
+    return httpx.create_ssl_context()
+
+
+async def _closed_at_shutdown(client: httpx.AsyncClient, forget: Callable[[], None]) -> AsyncGenerator[None, None]:
+    """Held at its one ``yield`` while the loop runs; the loop's ``shutdown_asyncgens()`` closes ``client``.
+
+    Started inside the loop, the generator is registered by asyncio's async-generator hooks, and the loop
+    closes every live one when it shuts down (``asyncio.run`` does, as does the sync stream's private loop).
+    """
+    try:
+        yield
+    finally:
+        forget()
+        await client.aclose()
+
+
+class _LoopClients:
+    """One pooled ``httpx.AsyncClient`` per event loop, closed with the loop or by :meth:`aclose`/:meth:`close`.
+
+    An ``AsyncClient`` holds sockets and locks bound to the loop that used it, so it must never serve
+    another loop (``asyncio.run`` twice, a sync stream's private loop, threads with their own loops).
+    Keying by the running loop keeps the connection reuse of a shared client inside one loop and that
+    safety across loops; the TLS context is shared (:func:`shared_ssl_context`), so a new loop's client is cheap.
+    """
+
+    def __init__(self, make: Callable[[], httpx.AsyncClient]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._entries: dict[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def get(self) -> httpx.AsyncClient:
+        """The running loop's client, made (and registered for closing at the loop's shutdown) on first use."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._entries.get(loop)
+            if entry is not None and not entry[0].is_closed:
+                return entry[0]
+            for other in [other for other in self._entries if other.is_closed()]:
+                del self._entries[other]  # a loop closed without shutdown_asyncgens(): nothing left to run on
+            client = self._make()
+            closer = _closed_at_shutdown(client, functools.partial(self._forget, loop, client))
+            self._entries[loop] = (client, closer)
+        await anext(closer)  # no await inside before the yield: never suspends
+        return client
+
+    def _forget(self, loop: asyncio.AbstractEventLoop, client: httpx.AsyncClient) -> None:
+        with self._lock:
+            entry = self._entries.get(loop)
+            if entry is not None and entry[0] is client:
+                del self._entries[loop]
+
+    def _take(self) -> list[tuple[asyncio.AbstractEventLoop, AsyncGenerator[None, None]]]:
+        with self._lock:
+            taken = [(loop, closer) for loop, (_, closer) in self._entries.items()]
+            self._entries.clear()
+        return taken
+
+    async def aclose(self) -> None:
+        """Close the running loop's client now and schedule the others' closing on their own loops."""
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        for loop, closer in self._take():
+            if loop is current:
+                await closer.aclose()
+            else:
+                _close_on(loop, closer)
+
+    def close(self) -> None:
+        """Schedule every client's closing on its own loop (a stopped loop closes it at its shutdown)."""
+        for loop, closer in self._take():
+            _close_on(loop, closer)
+
+
+def _close_on(loop: asyncio.AbstractEventLoop, closer: AsyncGenerator[None, None]) -> None:
+    """Run ``closer.aclose()`` on ``loop`` if it is running; a stopped loop closes it at its own shutdown."""
+    if loop.is_running() and not loop.is_closed():
+        asyncio.run_coroutine_threadsafe(closer.aclose(), loop)
+
 
 class _Body:
     """A body read up to its limit, the total deadline checked between reads.
@@ -285,13 +410,16 @@ class _Body:
 class HttpTransport:
     """Pooled httpx clients plus the retry, timeout, size and error rules of the module docstring.
 
-    One transport per model. Clients passed in are borrowed (never closed); the blocking client the
-    transport creates is kept for connection reuse (one pool per model) and closed by :meth:`close`.
-    Without a borrowed async client each async request uses its own short-lived ``AsyncClient``: an
-    async client is bound to the event loop that made it, so this keeps the model usable from several
-    loops (``asyncio.run`` twice) without leaking sockets. Pass ``async_http_client`` to pool
-    connections across async requests. The total deadline holds on every socket operation of the
-    clients the transport creates; a borrowed client gets the per-phase caps and the between-read checks.
+    One transport per model. Clients passed in are borrowed (never closed). The clients the transport
+    creates pool their connections: one blocking client per model, and one ``AsyncClient`` per event
+    loop (an async client is bound to the loop that used it, so a model used from several loops,
+    ``asyncio.run`` twice or the sync streams' private loops, gets one per loop and never shares one
+    across loops). The blocking client is closed by :meth:`close`; an async client by :meth:`aclose`
+    (the running loop's at once, other loops' on their own loop) or when its loop shuts down
+    (``asyncio.run`` and the sync streams do that; a hand-run loop by ``loop.shutdown_asyncgens()``).
+    They share one TLS context (:func:`shared_ssl_context`). The total deadline holds on every socket
+    operation of the clients the transport creates; a borrowed client gets the per-phase caps and the
+    between-read checks.
 
     Args:
         provider: Provider name stored on errors.
@@ -330,6 +458,7 @@ class HttpTransport:
         self._owns_client = http_client is None
         self._client_lock = threading.Lock()
         self._async_client = async_http_client
+        self._loop_clients = _LoopClients(self._new_async_client)
         self.sleep: Callable[[float], None] = time.sleep
         """Blocking sleep between retries (tests replace it to record the delays)."""
         self.asleep: Callable[[float], Any] = asyncio.sleep
@@ -343,34 +472,36 @@ class HttpTransport:
     def _sync_client(self) -> httpx.Client:
         with self._client_lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=self.timeouts.httpx())
+                self._client = httpx.Client(timeout=self.timeouts.httpx(), verify=shared_ssl_context())
                 _deadline.install(self._client)
             return self._client
 
-    async def _aclient(self, stack: AsyncExitStack) -> httpx.AsyncClient:
-        """The borrowed async client, or a new one closed when ``stack`` closes.
-
-        A stack rather than an ``asynccontextmanager``: a stream abandoned without ``aclose()`` is
-        closed by the event loop's finaliser, and an async generator inside it would race the loop's
-        own ``shutdown_asyncgens()`` ("asynchronous generator is already running") at exit.
-        """
-        if self._async_client is not None:
-            return self._async_client
-        client = httpx.AsyncClient(timeout=self.timeouts.httpx())
-        stack.push_async_callback(client.aclose)
+    def _new_async_client(self) -> httpx.AsyncClient:
+        client = httpx.AsyncClient(timeout=self.timeouts.httpx(), verify=shared_ssl_context())
         _deadline.install(client)
         return client
 
+    async def _aclient(self) -> httpx.AsyncClient:
+        """The borrowed async client, or the running loop's pooled one (:class:`_LoopClients`)."""
+        if self._async_client is not None:
+            return self._async_client
+        return await self._loop_clients.get()
+
     def close(self) -> None:
-        """Close the blocking client if the transport created it (idempotent)."""
+        """Close the blocking client if the transport created it; async ones on their loops (idempotent)."""
         with self._client_lock:
             if self._owns_client and self._client is not None:
                 self._client.close()
                 self._client = None
+        self._loop_clients.close()
 
     async def aclose(self) -> None:
-        """Close what the transport created (async clients are per request, so only the blocking one)."""
-        self.close()
+        """Close every client the transport created: the running loop's now, others' on their own loop."""
+        with self._client_lock:
+            if self._owns_client and self._client is not None:
+                self._client.close()
+                self._client = None
+        await self._loop_clients.aclose()
 
     # --- deadlines and errors --------------------------------------------------------------------
 
@@ -490,33 +621,19 @@ class HttpTransport:
             ProviderError: The typed error of the last attempt (:class:`ProviderTimeoutError` when the
                 total deadline passed, :class:`ResponseTooLargeError` past the size limit).
         """
-        deadline = self._deadline()
-        attempt = 0
-        with _deadline.scope(deadline):
-            while True:
-                result = self._attempt(url, content, headers, deadline)
-                if result.error is None and result.response is not None:
-                    return result.response, result.body
-                delay = self._wait(attempt, result, deadline)
-                if delay is None:
-                    raise result.error or self._total_timeout(url)
-                self.sleep(delay)
-                attempt += 1
+        retrying = _Retrying(self, url)
+        with _deadline.scope(retrying.deadline):
+            while not (result := self._attempt(url, content, headers, retrying.deadline)).ok:
+                self.sleep(retrying.after(result))
+        return cast('httpx.Response', result.response), result.body
 
     async def apost(self, url: str, content: bytes, headers: Mapping[str, str]) -> tuple[httpx.Response, bytes]:
         """Async form of :meth:`post`."""
-        deadline = self._deadline()
-        attempt = 0
-        with _deadline.scope(deadline):
-            while True:
-                result = await self._aattempt(url, content, headers, deadline)
-                if result.error is None and result.response is not None:
-                    return result.response, result.body
-                delay = self._wait(attempt, result, deadline)
-                if delay is None:
-                    raise result.error or self._total_timeout(url)
-                await self.asleep(delay)
-                attempt += 1
+        retrying = _Retrying(self, url)
+        with _deadline.scope(retrying.deadline):
+            while not (result := await self._aattempt(url, content, headers, retrying.deadline)).ok:
+                await self.asleep(retrying.after(result))
+        return cast('httpx.Response', result.response), result.body
 
     async def _open(
         self, stack: AsyncExitStack, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None
@@ -525,7 +642,7 @@ class HttpTransport:
         with _deadline.scope(deadline):
             timeout = self._timeout(deadline, url)
             try:
-                client = await self._aclient(stack)
+                client = await self._aclient()
                 request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
@@ -572,7 +689,12 @@ class HttpTransport:
 
 
 class OpenStream:
-    """The ``async with`` of :meth:`HttpTransport.open_stream` (a class, not an async generator: see ``_aclient``)."""
+    """The ``async with`` of :meth:`HttpTransport.open_stream`.
+
+    A class with an ``AsyncExitStack`` rather than an ``asynccontextmanager``: a stream abandoned without
+    ``aclose()`` is closed by the event loop's finaliser, and an async generator inside it would race the
+    loop's own ``shutdown_asyncgens()`` ("asynchronous generator is already running") at exit.
+    """
 
     def __init__(self, transport: HttpTransport, url: str, content: bytes, headers: Mapping[str, str]) -> None:
         self._transport = transport
@@ -580,24 +702,21 @@ class OpenStream:
         self._stack = AsyncExitStack()
 
     async def __aenter__(self) -> tuple[httpx.Response, float | None]:
-        transport = self._transport
-        url = self._request[0]
-        deadline = transport._deadline()
-        attempt = 0
-        while True:
-            try:
-                result = await transport._open(self._stack, *self._request, deadline)
-            except BaseException:
-                await self._stack.aclose()
-                raise
-            if result.error is None and result.response is not None:
-                return result.response, deadline
+        retrying = _Retrying(self._transport, self._request[0])
+        while not (result := await self._open(retrying.deadline)).ok:
+            await self._transport.asleep(retrying.after(result))
+        return cast('httpx.Response', result.response), retrying.deadline
+
+    async def _open(self, deadline: float | None) -> _Attempt:
+        """One attempt; on an error (or when interrupted) what it opened is closed before returning."""
+        try:
+            result = await self._transport._open(self._stack, *self._request, deadline)
+        except BaseException:
             await self._stack.aclose()
-            delay = transport._wait(attempt, result, deadline)
-            if delay is None:
-                raise result.error or transport._total_timeout(url)
-            await transport.asleep(delay)
-            attempt += 1
+            raise
+        if not result.ok:
+            await self._stack.aclose()
+        return result
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self._stack.aclose()
