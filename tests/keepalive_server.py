@@ -13,7 +13,8 @@ import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from typing_extensions import Self
 
 __all__ = ['Answer', 'KeepAliveServer']
 
@@ -90,7 +91,7 @@ class KeepAliveServer:
         writer.write(b'0\r\n\r\n')
         await writer.drain()
 
-    def __enter__(self) -> KeepAliveServer:
+    def __enter__(self) -> Self:
         ready = threading.Event()
         stop: list[asyncio.Future[None]] = []
 
@@ -111,7 +112,7 @@ class KeepAliveServer:
         ready.wait(10)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._stop[0].set_result, None)
             self._thread.join(10)

@@ -177,8 +177,11 @@ def test_anthropic_streams_reuse_the_connection_too(server: KeepAliveServer) -> 
     server.answer = lambda path, _: Answer([body])
     model = AnthropicChatModel(base_url=server.url, api_key='k', model='c')
 
+    async def text() -> str:
+        return ''.join([c.text async for c in model.stream(Prompt.of('hi'))])
+
     async def run() -> list[str]:
-        return [''.join([c.text async for c in model.stream(Prompt.of('hi'))]) for _ in range(3)]
+        return [await text() for _ in range(3)]
 
     assert asyncio.run(run()) == ['It is 24 C in Paris.'] * 3
     assert server.connections == 1
