@@ -203,7 +203,7 @@ def make_store(request, tmp_path) -> Iterator[Any]:
 
 def test_a_store_saves_loads_claims_and_deletes(make_store):
     store = make_store()
-    client, state = paused(store)
+    _, state = paused(store)
     assert store.load(state.run_id) == state  # saved by the client when the run paused
     with pytest.raises(RunStateNotFoundError):
         store.load('unknown')
