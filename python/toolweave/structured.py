@@ -32,7 +32,7 @@ import pydantic
 from toolweave.chat.messages import UserMessage
 from toolweave.chat.options import OutputSchema, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
-from toolweave.chat.response import Usage
+from toolweave.chat.response import ChatResponse, Usage
 from toolweave.core import parse_arguments
 from toolweave.exceptions import ToolArgumentsError
 from toolweave.tools.context import ToolContext
@@ -42,6 +42,7 @@ __all__ = [
     'OUTPUT_TOOL_NAME',
     'OutputType',
     'OutputValidationError',
+    'ResponseEntity',
     'Strategy',
     'StructuredOutputError',
     'StructuredOutputValidationError',
@@ -106,6 +107,19 @@ class StructuredOutputValidationError(StructuredOutputError):
         super().__init__(f'structured output invalid after {attempts} attempt(s):\n{lines}\nlast answer: {raw!r:.500}')
 
 
+@dataclass(frozen=True)
+class ResponseEntity(Generic[T]):
+    """A structured run's value and its final response (Spring AI ``ResponseEntity``).
+
+    Attributes:
+        entity: The validated value.
+        chat_response: The run's last response; its ``usage`` sums every round and every attempt.
+    """
+
+    entity: T
+    chat_response: ChatResponse | None
+
+
 def _schema_name(tp: Any) -> str:
     name = getattr(tp, '__name__', None) or type(tp).__name__
     return re.sub(r'[^a-zA-Z0-9_-]', '_', str(name))[:64] or 'output'
@@ -163,7 +177,7 @@ class OutputType(Generic[T]):
         try:
             adapter: pydantic.TypeAdapter[T] = pydantic.TypeAdapter(tp)
             schema, wrapped = _root_schema(adapter)
-        except (pydantic.PydanticSchemaGenerationError, pydantic.errors.PydanticInvalidForJsonSchema) as exc:
+        except (pydantic.PydanticUserError, pydantic.errors.PydanticInvalidForJsonSchema) as exc:
             raise TypeError(f'cannot use {tp!r} as a structured output type: {exc}') from exc
         return cls(tp, _schema_name(tp), schema, wrapped, adapter)
 

@@ -39,6 +39,7 @@ from toolweave.structured import (
     OUTPUT_TOOL_NAME,
     OutputType,
     OutputValidationError,
+    ResponseEntity,
     Strategy,
     StructuredOutputError,
     StructuredOutputValidationError,
@@ -248,21 +249,25 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
         return self.value  # type: ignore[return-value]
 
 
-def run_entity(request: ChatClientRequest, chain: CallAdvisorChain, advisor: StructuredOutputAdvisor[T]) -> T:
-    """Run ``chain`` (which holds ``advisor``) on ``request``; the validated value.
+def run_entity(
+    request: ChatClientRequest, chain: CallAdvisorChain, advisor: StructuredOutputAdvisor[T]
+) -> ResponseEntity[T]:
+    """Run ``chain`` (which holds ``advisor``) on ``request``; the validated value and the final response.
 
     Raises:
         StructuredOutputValidationError: the retry budget ran out.
         StructuredOutputError: the run ended without an answer round.
     """
-    chain.next_call(request)
-    return advisor.result()
+    response = chain.next_call(request)
+    return ResponseEntity(advisor.result(), response.chat_response)
 
 
-async def arun_entity(request: ChatClientRequest, chain: CallAdvisorChain, advisor: StructuredOutputAdvisor[T]) -> T:
+async def arun_entity(
+    request: ChatClientRequest, chain: CallAdvisorChain, advisor: StructuredOutputAdvisor[T]
+) -> ResponseEntity[T]:
     """Async :func:`run_entity`."""
-    await chain.anext_call(request)
-    return advisor.result()
+    response = await chain.anext_call(request)
+    return ResponseEntity(advisor.result(), response.chat_response)
 
 
 _END = object()
