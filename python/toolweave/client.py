@@ -43,7 +43,14 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
-from toolweave.structured import OutputType, OutputValidationError, Strategy, default_strategy, prepare
+from toolweave.structured import (
+    OutputType,
+    OutputValidationError,
+    ResponseEntity,
+    Strategy,
+    default_strategy,
+    prepare,
+)
 from toolweave.tools._concurrent import CarriedError, carrying, result_of
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
@@ -291,6 +298,17 @@ class ChatClientRequestSpec:
                 answer, its errors and the summed usage).
             TypeError: pydantic cannot make a JSON Schema of ``output_type``.
         """
+        return self.response_entity(output_type, strategy=strategy, max_retries=max_retries, on_event=on_event).entity
+
+    def response_entity(
+        self,
+        output_type: type[_E],
+        *,
+        strategy: Strategy | None = None,
+        max_retries: int = 2,
+        on_event: EventHandler | None = None,
+    ) -> ResponseEntity[_E]:
+        """:meth:`entity` with the run's final response (Spring ``responseEntity``): usage sums every attempt."""
         return run_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
 
     async def aentity(
@@ -302,6 +320,19 @@ class ChatClientRequestSpec:
         on_event: EventHandler | None = None,
     ) -> _E:
         """Async :meth:`entity`."""
+        return (
+            await self.aresponse_entity(output_type, strategy=strategy, max_retries=max_retries, on_event=on_event)
+        ).entity
+
+    async def aresponse_entity(
+        self,
+        output_type: type[_E],
+        *,
+        strategy: Strategy | None = None,
+        max_retries: int = 2,
+        on_event: EventHandler | None = None,
+    ) -> ResponseEntity[_E]:
+        """Async :meth:`response_entity`."""
         return await arun_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
 
     def stream_entity(
