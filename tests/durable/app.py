@@ -102,15 +102,6 @@ def slow(x: int) -> str:
     return 'late'
 
 
-def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
-    """The registry every test worker uses."""
-    registry = DurableRegistry(heartbeat_timeout=heartbeat_timeout, max_tool_result_bytes=4096)
-    registry.add_model('plan', PlanModel())
-    registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
-    registry.add_tools(first, second, third, broken, slow, retry=ToolRetry(attempts=3, initial_interval=0.2))
-    return registry
-
-
 @tool(return_direct=True)
 def direct(x: int) -> str:
     """Its result goes to the caller."""
@@ -140,3 +131,19 @@ class FailingModel:
     async def stream(self, prompt: Prompt):  # pragma: no cover
         raise self.error
         yield
+
+
+@tool(requires_approval=True)
+def guarded(x: int) -> str:
+    """Needs a person's approval."""
+    return _log('guarded', x)
+
+
+def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
+    """The registry every test worker uses."""
+    registry = DurableRegistry(heartbeat_timeout=heartbeat_timeout, max_tool_result_bytes=4096)
+    registry.add_model('plan', PlanModel())
+    registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
+    registry.add_tools(first, second, third, broken, slow, guarded, retry=ToolRetry(attempts=3, initial_interval=0.2))
+    registry.add_model('approval', PlanModel(((PLAN[0], ('guarded', '{"x": 5}')),)))
+    return registry

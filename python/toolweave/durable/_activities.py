@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +23,7 @@ from temporalio.exceptions import ApplicationError
 
 from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
 from toolweave.advisors.memory import MessageChatMemoryAdvisor
+from toolweave.approvals import ApprovalRequired, approved_scope, reset_approved
 from toolweave.chat.messages import ToolCall
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -91,8 +92,11 @@ class ToolweaveActivities:
         started = time.perf_counter()
         try:
             async with _heartbeating(self.registry.heartbeat_timeout / 3):
-                with tool_call_scope(ToolCall(invocation.call_id, 'function', invocation.tool, invocation.arguments)):
+                call = ToolCall(invocation.call_id, 'function', invocation.tool, invocation.arguments)
+                with tool_call_scope(call), _approved(invocation.call_id if invocation.approved else None):
                     text = await call_async(entry.callback, invocation.arguments, context, invocation.timeout)
+        except ApprovalRequired as request:  # the workflow's manager holds the call for a decision
+            return ToolOutcome(error_type=type(request).__name__, message=request.reason)
         except ToolExecutionError as error:
             last = activity.info().attempt >= entry.retry.attempts
             if entry.retry.retry_errors and not last and not is_invalid_arguments(error):
@@ -145,6 +149,19 @@ def _failed(error: ToolExecutionError, duration: float) -> ToolOutcome:
     cause = error.cause
     problems = list(cause.problems) if isinstance(cause, InvalidToolArgumentsError) else []
     return ToolOutcome(error_type=type(cause).__name__, message=str(error), problems=problems, duration=duration)
+
+
+@contextlib.contextmanager
+def _approved(call_id: str | None) -> Iterator[None]:
+    """Inside the block, ``tool_call_approved()`` is true for ``call_id`` (a person approved it)."""
+    if call_id is None:
+        yield
+        return
+    token = approved_scope(frozenset({call_id}))
+    try:
+        yield
+    finally:
+        reset_approved(token)
 
 
 @contextlib.asynccontextmanager

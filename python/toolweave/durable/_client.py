@@ -7,12 +7,13 @@ import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from toolweave import exceptions
+from toolweave.approvals import Decision, PendingToolCall
 from toolweave.chat.messages import Message, UserMessage
 from toolweave.chat.options import ChatOptions
 from toolweave.chat.response import ChatResponse
@@ -96,7 +97,7 @@ def _runner() -> SandboxedWorkflowRunner:
 
 
 class DurableRun:
-    """A started durable run: its id, its result, its events."""
+    """A started durable run: its id, its result, its events, and its pending calls and decisions when paused."""
 
     def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
         self.handle = handle
@@ -121,6 +122,27 @@ class DurableRun:
         if not isinstance(response, ChatResponse):
             raise DurableRunError('ValueError', 'the run ended without a ChatResponse')
         return response
+
+    async def pending(self) -> tuple[PendingToolCall, ...]:
+        """The calls the run waits for while paused (approval, deferred results); ``()`` otherwise."""
+        calls = await self.handle.query('pending', result_type=list)
+        return tuple(from_json_value(call) for call in calls)
+
+    async def decide(self, decisions: Mapping[str, Decision]) -> None:
+        """Resume the paused run with one decision per pending call (from any process); returns once accepted.
+
+        Raises:
+            DurableRunError: the run is not paused (``error_type`` ``RunNotPausedError``), or the decisions
+                do not fit its pending calls (``MissingDecisionError``, ``UnknownToolCallError``,
+                ``InvalidDecisionError``); nothing changes then.
+        """
+        try:
+            await self.handle.execute_update('decide', to_json_value(dict(decisions)))
+        except WorkflowUpdateFailedError as failure:
+            cause = failure.cause
+            if isinstance(cause, ApplicationError):
+                raise DurableRunError(cause.type or 'ApplicationError', cause.message) from None
+            raise
 
     async def events(self, *, poll_interval: float = 0.1) -> AsyncIterator[RunEvent]:
         """The run's events in order while it runs (from the start), ending when the run ends."""

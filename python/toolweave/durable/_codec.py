@@ -28,6 +28,7 @@ from temporalio.converter import (
 
 from toolweave import events
 from toolweave._text import scrub_json
+from toolweave.approvals import Approve, DeferredResult, Deny, PendingToolCall
 from toolweave.chat.content import Media
 from toolweave.chat.messages import (
     AssistantMessage,
@@ -38,6 +39,7 @@ from toolweave.chat.messages import (
     UserMessage,
 )
 from toolweave.chat.response import ChatResponse, Generation, Usage
+from toolweave.runstate.state import RunState
 
 __all__ = ['DATA_CONVERTER', 'from_json_value', 'to_json_value']
 
@@ -66,6 +68,12 @@ _CLASSES: dict[str, type[Any]] = {
         events.ToolExecutionStarted,
         events.ToolResult,
         events.RunFinished,
+        events.ApprovalRequested,
+        PendingToolCall,
+        RunState,
+        Approve,
+        Deny,
+        DeferredResult,
     )
 }
 
@@ -86,6 +94,8 @@ def to_json_value(value: Any) -> Any:
         return {str(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json_value(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [to_json_value(v) for v in sorted(value, key=repr)]
     if isinstance(value, pydantic.BaseModel):
         return value.model_dump(mode='json')
     name = type(value).__name__

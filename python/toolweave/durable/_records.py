@@ -76,6 +76,7 @@ class ToolInvocation(BaseModel):
     arguments: str
     context: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = None
+    approved: bool = False
 
 
 class ToolOutcome(BaseModel):

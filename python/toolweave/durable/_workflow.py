@@ -9,9 +9,16 @@ concurrency). Only the I/O changes: a model round is the ``toolweave.model_call`
 manager's tools are proxies whose ``acall`` is the ``toolweave.tool_call`` activity, so a worker that
 dies mid-run loses nothing: Temporal replays the recorded results and runs only what had not finished.
 
+Approvals (:mod:`toolweave.approvals`): when the engine pauses (a tool needs approval, is deferred, or
+raised ``ApprovalRequired``), the workflow waits, holding no worker, until the ``decide`` update brings
+one decision per pending call (checked by its validator: a wrong set is rejected and changes nothing);
+the run then resumes through the engine's own resume (``RoundEngine.start`` with a ``Resumption``), on
+whichever worker picks it up.
+
 Determinism (Temporal replays this code against its recorded history): the workflow reads no clock,
-randomness or network; a tool's duration in the ``ToolResult`` event is measured by its activity.
-The advisor hooks of a registered loop run here and must be deterministic too.
+randomness or network; a tool's duration in the ``ToolResult`` event is measured by its activity, and
+a paused state's run id is the workflow id. The advisor hooks of a registered loop (and a tool's
+``requires_approval`` predicate) run here and must be deterministic too.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError, TimeoutError
 
-from toolweave.advisors._rounds import ExecuteTools, Finish, RoundEngine, _tool_result, _ToolEvents
+from toolweave.advisors._rounds import ExecuteTools, Finish, Pause, RoundEngine, _tool_result, _ToolEvents
 from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
+from toolweave.approvals import APPROVED_TOOL_CALLS_KEY, ApprovalRequired, Decision, tool_call_approved
 from toolweave.chat.messages import ToolCall, ToolResponse
 from toolweave.chat.options import ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -44,13 +52,20 @@ from toolweave.durable._records import (
     ToolOutcome,
 )
 from toolweave.durable._registry import DurableRegistry, registry_for
-from toolweave.events import ON_EVENT_CONTEXT_KEY, RunEvent, ToolExecutionStarted, listening_to_tools
+from toolweave.events import (
+    ON_EVENT_CONTEXT_KEY,
+    ApprovalRequested,
+    RunEvent,
+    ToolExecutionStarted,
+    listening_to_tools,
+)
 from toolweave.exceptions import (
     InvalidToolArgumentsError,
     ToolArgumentsError,
     ToolCallLimitExceededError,
     ToolExecutionError,
 )
+from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState, RunStateError
 from toolweave.tools._concurrent import timeout_error
 from toolweave.tools.context import ToolContext, current_tool_call
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
@@ -77,6 +92,28 @@ class ToolweaveRun:
         self._events: list[Any] = []
         self._done = False
         self._durations: dict[str, float] = {}
+        self._paused: RunState | None = None
+        self._decisions: dict[str, Decision] | None = None
+
+    @workflow.query(name='pending')
+    def pending(self) -> list[Any]:
+        """The calls the paused run waits for (tagged JSON ``PendingToolCall``s); ``[]`` when not paused."""
+        return to_json_value(self._paused.pending) if self._paused is not None else []
+
+    @workflow.update(name='decide')
+    async def decide(self, decisions: dict[str, Any]) -> None:
+        """Resume the paused run with one decision per pending call (tagged JSON ``Approve``/``Deny``/``DeferredResult``)."""
+        self._decisions = {call_id: from_json_value(decision) for call_id, decision in decisions.items()}
+
+    @decide.validator
+    def _check_decisions(self, decisions: dict[str, Any]) -> None:
+        """Reject (nothing recorded) when the run is not paused or the decisions do not fit its pending calls."""
+        if self._paused is None or self._decisions is not None:
+            raise ApplicationError('the run is not waiting for decisions', type='RunNotPausedError')
+        try:
+            self._paused.check_decisions({k: from_json_value(v) for k, v in decisions.items()})
+        except (RunStateError, ValueError) as error:
+            raise ApplicationError(str(error), type=type(error).__name__) from None
 
     @workflow.query(name='events')
     def events(self, since: int) -> EventsPage:
@@ -109,14 +146,20 @@ class ToolweaveRun:
         request = ChatClientRequest(Prompt(messages, options), {ON_EVENT_CONTEXT_KEY: self._emit})
         engine = RoundEngine(advisor, request, None)
         manager = _workflow_manager(advisor.tool_calling_manager)
+        step: ExecuteTools | Finish | None = engine.start()
         while True:
-            round_request = engine.next_request()
-            chat = await self._model_call(run.model, round_request)
-            step: ExecuteTools | Finish | None = engine.on_response(ChatClientResponse(chat, round_request.context))
-            if isinstance(step, ExecuteTools):
-                step = await self._execute(engine, manager, step)
-            if isinstance(step, Finish):
+            if isinstance(step, Pause):
+                resumption = await self._decided(step.state)
+                engine = RoundEngine(advisor, _resuming(request, resumption), None)
+                step = engine.start()
+            elif isinstance(step, Finish):
                 break
+            elif isinstance(step, ExecuteTools):
+                step = await self._execute(engine, manager, step)
+            else:
+                round_request = engine.next_request()
+                chat = await self._model_call(run.model, round_request)
+                step = engine.on_response(ChatClientResponse(chat, round_request.context))
         final = step.response.chat_response
         if run.memory is not None:
             call = MemoryCall(memory=run.memory, conversation_id=run.conversation_id, response=to_json_value(final))
@@ -124,7 +167,18 @@ class ToolweaveRun:
         return RunOutput(response=to_json_value(final))
 
     def _emit(self, event: RunEvent) -> None:
+        if isinstance(event, ApprovalRequested):  # the engine's random run id: the workflow id instead
+            event = replace(event, state=replace(event.state, run_id=workflow.info().workflow_id))
         self._events.append(to_json_value(event))
+
+    async def _decided(self, state: RunState) -> Resumption:
+        """Wait (no worker held) for the ``decide`` update; the paused run with its decisions."""
+        self._paused, self._decisions = replace(state, run_id=workflow.info().workflow_id), None
+        await workflow.wait_condition(lambda: self._decisions is not None)
+        paused, decisions = self._paused, self._decisions
+        assert decisions is not None
+        self._paused, self._decisions = None, None
+        return Resumption(paused, decisions)
 
     async def _model_call(self, model: str, request: ChatClientRequest) -> ChatResponse:
         entry = registry_for(workflow.info().task_queue).model(model)
@@ -207,12 +261,14 @@ class _ActivityTool:
         """Run the call as the ``toolweave.tool_call`` activity; a failure raises ``ToolExecutionError`` as in-process."""
         call = current_tool_call()
         call_id = call.id if call is not None else ''
+        context = {k: to_json_value(v) for k, v in (tool_context or {}).items() if k != APPROVED_TOOL_CALLS_KEY}
         invocation = ToolInvocation(
             tool=self.name,
             call_id=call_id,
             arguments=tool_input,
-            context={k: to_json_value(v) for k, v in (tool_context or {}).items()},
+            context=context,
             timeout=self._timeout,
+            approved=tool_call_approved(),
         )
         try:
             outcome = await workflow.execute_activity(
@@ -255,6 +311,8 @@ _REMOTE_CLASSES: dict[str, type[RemoteToolError]] = {}
 def _rebuilt_cause(tool: str, outcome: ToolOutcome) -> Exception:
     """The tool's failure as an exception of its class name (toolweave's and built-in classes are themselves)."""
     kind = outcome.error_type or 'Exception'
+    if kind == ApprovalRequired.__name__:  # the manager then holds the call for a decision
+        return ApprovalRequired(outcome.message)
     if kind == InvalidToolArgumentsError.__name__ and outcome.problems:
         return InvalidToolArgumentsError(tool, outcome.problems)
     if kind == ToolArgumentsError.__name__:
@@ -281,6 +339,11 @@ def _run_failure(error: ActivityError) -> ApplicationError:
             f'activity {error.activity_type} timed out', type='ProviderTimeoutError', non_retryable=True
         )
     return ApplicationError(str(error), type='ActivityError', non_retryable=True)
+
+
+def _resuming(request: ChatClientRequest, resumption: Resumption) -> ChatClientRequest:
+    """The run's request, resuming: the engine takes the prompt and the progress from the state."""
+    return ChatClientRequest(request.prompt, {**request.context, RESUME_CONTEXT_KEY: resumption})
 
 
 def _option_fields(options: dict[str, Any]) -> dict[str, Any]:
