@@ -139,11 +139,36 @@ def guarded(x: int) -> str:
     return _log('guarded', x)
 
 
+class ConversationModel:
+    """Round 1 calls ``first`` with the number of user messages it sees; then answers with what it saw."""
+
+    def _answer(self, prompt: Prompt) -> ChatResponse:
+        users = sum(isinstance(m, UserMessage) for m in prompt.messages)
+        answers = sum(isinstance(m, AssistantMessage) and bool(m.content) for m in prompt.messages)
+        usage = Usage(prompt_tokens=len(prompt.messages), completion_tokens=1, total_tokens=len(prompt.messages) + 1)
+        done = _turn_results(prompt)
+        if not done:
+            call = ToolCall(f'call_{users}', 'function', 'first', f'{{"x": {users}}}')
+            return ChatResponse((Generation(AssistantMessage(None, (call,)), 'tool_calls'),), usage=usage)
+        text = f'{done[0].responses[0].response_data}; saw {users} user messages, {answers} answers'
+        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), usage=usage)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover - durable runs call acall
+        yield self._answer(prompt)
+
+
 def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     """The registry every test worker uses."""
     registry = DurableRegistry(heartbeat_timeout=heartbeat_timeout, max_tool_result_bytes=4096)
     registry.add_model('plan', PlanModel())
     registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
     registry.add_tools(first, second, third, broken, slow, guarded, retry=ToolRetry(attempts=3, initial_interval=0.2))
+    registry.add_model('conversation', ConversationModel())
     registry.add_model('approval', PlanModel(((PLAN[0], ('guarded', '{"x": 5}')),)))
     return registry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -9,6 +10,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from toolweave.durable import DurableClient, connect
+from toolweave.memory import MessageWindowChatMemory, RedisChatMemoryRepository
 from toolweave.search.sessions import (
     DiscoveredToolsStore,
     RedisDiscoveredToolsStore,
@@ -77,3 +80,38 @@ def test_store_keeps_discovery_order_without_duplicates(store):
 def test_store_must_be_a_store():
     with pytest.raises(TypeError, match='DiscoveredToolsStore'):
         ToolSearchSessions(store=object())
+
+
+def test_one_conversation_alternately_through_two_worker_processes(
+    temporal_target, redis_url, worker_processes, tool_dir
+):
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    queues = [f'tw-a-{uuid.uuid4().hex[:8]}', f'tw-b-{uuid.uuid4().hex[:8]}']
+    workers = [worker_processes(redis_url, queue=queue) for queue in queues]
+
+    async def conversation():
+        client = await connect(temporal_target)
+        answers = []
+        for turn in range(4):
+            tw = DurableClient(client, task_queue=queues[turn % 2])  # worker A, B, A, B
+            response = await tw.run(
+                f'turn {turn}', model='conversation', tools=['first'], memory='chat', conversation_id='alice'
+            )
+            answers.append(response.text)
+        return answers
+
+    answers = asyncio.run(conversation())
+    assert answers == [
+        'first=10; saw 1 user messages, 0 answers',
+        'first=20; saw 2 user messages, 1 answers',
+        'first=30; saw 3 user messages, 2 answers',
+        'first=40; saw 4 user messages, 3 answers',
+    ]
+    ran = (tool_dir / 'first.log').read_text().split('\n')
+    assert [line.split()[0] for line in ran if line] == [str(w.pid) for w in workers] * 2  # A, B, A, B
+    stored = MessageWindowChatMemory(RedisChatMemoryRepository(url=redis_url, key_prefix='tw:')).get('alice')
+    assert [m.text for m in stored] == [
+        text for turn, answer in enumerate(answers) for text in (f'turn {turn}', answer)
+    ]
