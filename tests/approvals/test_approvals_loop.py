@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from loop_fixtures import LoopResult
 from pydantic import BaseModel
@@ -18,7 +19,14 @@ from toolweave.approvals import (
     tool_call_approved,
 )
 from toolweave.chat import AssistantMessage, Message, Prompt, ToolResponseMessage, UserMessage
-from toolweave.events import ApprovalRequested, RoundStarted, RunFinished, ToolExecutionStarted, ToolResult
+from toolweave.events import (
+    ApprovalRequested,
+    RoundStarted,
+    RunFinished,
+    ToolExecutionStarted,
+    ToolResult,
+    event_to_dict,
+)
 from toolweave.exceptions import ToolRetryBudgetExceededError
 from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolweave.providers import ScriptedChatModel
@@ -447,3 +455,49 @@ def test_a_second_pause_after_a_resume(run_loop):
     assert (second.rounds, second.usage, [p.id for p in second.pending]) == (2, S.usage(3, 3), ['c2'])
     final = run_loop(client.resume(second, {'c2': Approve()}).tools(transfer), events=True)
     assert (final.text, final.usage, final.events[-1].round) == ('both done', S.usage(6, 6), 3)
+
+
+def test_stream_views_end_with_the_pause_and_the_resume_streams_the_rest():
+    model = ScriptedChatModel(
+        [
+            S.tool_call_response('transfer', {'amount': 5, 'to': 'al'}, 'c1', text='Sending it now.'),
+            S.text_response('All sent, Al has the money now.'),
+        ]
+    )
+    client = ChatClient.builder(model).build()
+    events = list(client.prompt('pay').tools(transfer).stream().events())
+    pause = events[-1]
+    assert isinstance(pause, ApprovalRequested)
+    forwarded = orjson.loads(orjson.dumps(event_to_dict(pause)))  # JSON-ready, the state stays on the server
+    assert forwarded == {
+        'kind': 'approval_requested',
+        'round': 1,
+        'calls': [{'id': 'c1', 'name': 'transfer', 'arguments': {'amount': 5, 'to': 'al'},
+                   'reason': "Tool 'transfer' requires approval.", 'deferred': False}],
+        'state': pause.state.run_id,
+    }  # fmt: skip
+    pieces = list(client.resume(pause.state, {'c1': Approve()}).tools(transfer).stream().content())
+    assert len(pieces) > 1
+    assert ''.join(pieces) == 'All sent, Al has the money now.'
+
+
+def test_tool_search_finds_survive_the_pause(run_loop):
+    from toolweave.advisors import ToolSearchToolCallingAdvisor
+    from toolweave.search import LexicalToolIndex
+
+    first = ToolSearchToolCallingAdvisor(tool_index=LexicalToolIndex(), accumulate_from_history=False)
+    model = ScriptedChatModel(
+        [
+            S.tool_call_response('ping', {'n': 1}),  # called by its exact name: joins the session
+            S.tool_call_response('transfer', {'amount': 1, 'to': 'a'}, 'c1'),
+            lambda prompt: S.text_response(','.join(sorted(cb.tool_definition.name for cb in prompt.options.tool_callbacks))),
+        ]
+    )  # fmt: skip
+    client = ChatClient.builder(model).tool_calling_advisor(first).build()
+    state = paused_state(run_loop(client.prompt('go').tools(ping, transfer)))
+    assert state.extras == {'toolSearch': {'discovered': ['ping', 'transfer']}}
+
+    fresh = ToolSearchToolCallingAdvisor(tool_index=LexicalToolIndex(), accumulate_from_history=False)  # another worker
+    other = ChatClient.builder(model).tool_calling_advisor(fresh).build()
+    resumed = run_loop(other.resume(state, {'c1': Approve()}).tools(ping, transfer))
+    assert resumed.text == 'ping,toolSearchTool,transfer'
