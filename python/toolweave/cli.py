@@ -360,7 +360,41 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument('--question', default=DEFAULT_QUESTION, help=f'the question (default: {DEFAULT_QUESTION!r})')
     demo.add_argument('--max-tokens', type=int, default=128, help='upper bound on tokens per model round (default 128)')
     demo.add_argument('--no-stream', action='store_true', help='blocking call instead of streaming the answer')
+    _mcp_parser(commands)
     return parser
+
+
+def _mcp_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mcp = commands.add_parser('mcp', help="Model Context Protocol (pip install 'toolweave[mcp]')")
+    actions = mcp.add_subparsers(dest='mcp_command', metavar='ACTION', required=True)
+    serve = actions.add_parser(
+        'serve',
+        help='serve toolweave tools over MCP',
+        description='Serve the tools MODULE:ATTRIBUTE names (a @tool function, an object with @tool methods, '
+        'a ToolCallback, a provider or a list of these) as an MCP server.',
+    )
+    serve.add_argument('target', metavar='MODULE:ATTRIBUTE', help='where the tools are, e.g. my_tools:weather')
+    serve.add_argument('--transport', choices=['stdio', 'streamable-http'], default='stdio', help='default: stdio')
+    serve.add_argument('--host', default='127.0.0.1', help='streamable-http: address to listen on (default 127.0.0.1)')
+    serve.add_argument('--port', type=int, default=8000, help='streamable-http: port (default 8000); path /mcp')
+    serve.add_argument('--name', default='toolweave', help='the server name reported to clients')
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    try:
+        from toolweave.mcp.server import load_target, serve
+    except ImportError as exc:
+        print(f'toolweave mcp: {exc}', file=sys.stderr)
+        return 2
+    try:
+        tools = load_target(args.target)
+        serve(tools, transport=args.transport, host=args.host, port=args.port, name=args.name)
+    except (ValueError, TypeError, ImportError, AttributeError) as exc:
+        print(f'toolweave mcp serve: {exc}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -382,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ChatModelError as exc:
             print(f'toolweave demo: model request failed: {exc}', file=sys.stderr)
             return EXIT_NO_TOOL_LOOP
+    if args.command == 'mcp':
+        return _run_mcp(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

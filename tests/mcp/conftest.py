@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,6 +27,18 @@ def server_env() -> dict[str, str]:
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([str(SERVERS), str(ROOT / 'python'), env.get('PYTHONPATH', '')])
     return env
+
+
+def import_server_module(name: str) -> ModuleType:
+    """Import ``servers/<name>.py`` under ``name`` (the module the served processes import)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, SERVERS / f'{name}.py')
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def stdio(name: str, script: str, *args: str) -> StdioServer:

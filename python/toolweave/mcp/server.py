@@ -18,6 +18,7 @@ on the SDK's low-level ``Server``, so it speaks both protocol eras (handshake an
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any, Literal
 
@@ -34,7 +35,7 @@ from toolweave.tools.context import ToolContext
 from toolweave.tools.exception_processor import DefaultToolExecutionExceptionProcessor, ToolExecutionExceptionProcessor
 from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
 
-__all__ = ['McpToolServer', 'Transport', 'serve']
+__all__ = ['McpToolServer', 'Transport', 'load_target', 'serve']
 
 logger = logging.getLogger('toolweave.mcp')
 
@@ -151,3 +152,20 @@ def serve(
         anyio.run(lambda: server.run_http(host=host, port=port))
     else:
         raise ValueError(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
+
+
+def load_target(target: str) -> object:
+    """The object ``module:attribute`` names (``attribute`` may be dotted), as ``toolweave mcp serve`` loads it.
+
+    Raises:
+        ValueError: ``target`` is not ``module:attribute``.
+        ImportError: the module cannot be imported.
+        AttributeError: the module has no such attribute.
+    """
+    module_name, sep, attribute = target.partition(':')
+    if not sep or not module_name or not attribute:
+        raise ValueError(f'expected module:attribute (e.g. my_tools:weather), got {target!r}')
+    value: object = importlib.import_module(module_name)
+    for part in attribute.split('.'):
+        value = getattr(value, part)
+    return value

@@ -1,0 +1,40 @@
+"""toolweave tools served by ``toolweave mcp serve toolweave_tools:TOOLS`` in the tests."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel
+from toolweave import ToolParam, tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(description='Greet someone by name')
+def greet(name: Annotated[str, ToolParam(description='Who to greet')], excited: bool = False) -> str:
+    return f'Hello, {name}{"!" if excited else "."}'
+
+
+@tool
+async def divide(a: float, b: float) -> float:
+    """Divide a by b."""
+    return a / b
+
+
+class Order(BaseModel):
+    item: str
+    quantity: int
+
+
+class Shop:
+    @tool
+    def place_order(self, order: Order) -> str:
+        """Place an order."""
+        return f'{order.quantity} x {order.item} ordered'
+
+
+TOOLS = [add, greet, divide, Shop()]
