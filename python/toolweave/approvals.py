@@ -45,7 +45,7 @@ __all__ = [
     'tool_call_approved',
 ]
 
-ApprovalPredicate: TypeAlias = 'Callable[[ToolCall, ToolContext], bool]'
+ApprovalPredicate: TypeAlias = Callable[['ToolCall', 'ToolContext'], bool]
 """``requires_approval`` as a function of the call (id, name, argument text) and its ``ToolContext``."""
 
 APPROVED_TOOL_CALLS_KEY = 'toolweave.approved_tool_calls'

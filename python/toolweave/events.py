@@ -16,7 +16,10 @@ per round::
 Invariants: a call's ``ToolCallStarted`` comes before its ``ToolCallArgumentsDelta`` events, which
 come before its ``ToolCallReady``, which comes before its ``ToolExecutionStarted`` and ``ToolResult``;
 exactly one ``RoundFinished`` per round; ``RunFinished`` (or, for a run paused for decisions,
-``ApprovalRequested``) is last; a resumed run's events continue its round numbers. A blocking round (``call()``,
+``ApprovalRequested``) is last; a resumed run's events continue its round numbers (its approved
+calls' ``ToolExecutionStarted``/``ToolResult`` first, in the paused round). A call that asks for
+approval while it runs (``ApprovalRequired``) has a ``ToolExecutionStarted`` and no ``ToolResult``:
+it is one of the ``ApprovalRequested`` calls. A blocking round (``call()``,
 ``acall()``: the model answers whole) emits no delta events: ``ToolCallStarted`` and ``ToolCallReady``
 still come for every call. A streamed call's arguments arrive fragment by fragment when the provider
 streams them (OpenAI-compatible, Responses, Anthropic), else as one delta (Gemini, Ollama, scripted
