@@ -20,6 +20,11 @@ from toolweave.durable import DurableRegistry, ToolRetry
 from toolweave.tools import tool
 
 PLAN = (('first', '{"x": 1}'), ('second', '{"x": 2}'), ('third', '{"x": 3}'))
+BENCH_PLAN = (
+    (('first', '{"x": 1}'), ('third', '{"x": 2}'), ('first', '{"x": 3}')),
+    (('third', '{"x": 4}'), ('first', '{"x": 5}'), ('third', '{"x": 6}')),
+)
+"""The benchmark's run: 2 rounds of 3 tool calls, then the answer (benches/test_bench_durable.py)."""
 
 
 def _turn_results(prompt: Prompt) -> list[ToolResponseMessage]:
@@ -170,5 +175,6 @@ def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     registry.add_model('pair', PlanModel(((PLAN[0],), (PLAN[1], PLAN[2]))))
     registry.add_tools(first, second, third, broken, slow, guarded, retry=ToolRetry(attempts=3, initial_interval=0.2))
     registry.add_model('conversation', ConversationModel())
+    registry.add_model('bench', PlanModel(BENCH_PLAN))
     registry.add_model('approval', PlanModel(((PLAN[0], ('guarded', '{"x": 5}')),)))
     return registry

