@@ -146,7 +146,13 @@ class Deny:
     message: str | None = None
 
     def text(self, tool_name: str) -> str:
-        """What the model reads for a denied call to ``tool_name``."""
+        """What the model reads for a denied call to ``tool_name``.
+
+        >>> Deny().text('transfer_money')
+        "The user denied the call to tool 'transfer_money': it was not executed."
+        >>> Deny('Ask for the IBAN first.').text('transfer_money')
+        'Ask for the IBAN first.'
+        """
         if self.message:
             return self.message
         return f"The user denied the call to tool '{tool_name}': it was not executed."

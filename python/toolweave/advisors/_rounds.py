@@ -26,8 +26,10 @@ limit-breach answers, the usage summed over rounds, the history and next instruc
 events (:mod:`toolweave.events`). The drivers keep the round spans (tracing is I/O).
 
 Hook order per run: initialize once; per round ``before`` (request), ``after`` (blocking: the
-response; streaming: every chunk); finalize once, on every way the loop ends (blocking: it may
-replace the final response; streaming: it sees the final response, usage summed).
+response; streaming: every chunk); finalize once, on every way the loop ends, a pause included
+(blocking: it may replace the final response; streaming: it sees the final response, usage summed).
+A resumed run has no initialize-to-finalize history of its own: initialize runs again, then the
+decided calls, then its rounds.
 """
 
 from __future__ import annotations
