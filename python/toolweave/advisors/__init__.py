@@ -20,6 +20,7 @@ from toolweave.advisors.eligibility import (
 )
 from toolweave.advisors.memory import BaseChatMemoryAdvisor, MessageChatMemoryAdvisor
 from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
+from toolweave.advisors.structured_output import StructuredOutputAdvisor
 from toolweave.advisors.tool_calling import (
     MAX_ROUNDS_FINISH_REASON,
     REPEATED_TOOL_CALL_FINISH_REASON,
@@ -50,6 +51,7 @@ __all__ = [
     'StreamAdvisor',
     'StreamAdvisorChain',
     'StrictToolExecutionEligibilityChecker',
+    'StructuredOutputAdvisor',
     'ToolCallingAdvisor',
     'ToolExecutionEligibilityChecker',
     'ToolSearchSessions',
