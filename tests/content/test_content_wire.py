@@ -104,6 +104,7 @@ def _strategy(strategy: str) -> Prompt:
 CASES: dict[str, Callable[[], Prompt]] = {
     'user_image': lambda: _user(IMAGE),
     'user_image_url': lambda: _user(IMAGE_URL),
+    'user_image_without_text': lambda: Prompt((UserMessage('', media=(IMAGE,)),)),
     'user_pdf': lambda: _user(PDF_DOC),
     'user_pdf_url': lambda: _user(PDF_URL),
     'user_audio': lambda: _user(AUDIO),

@@ -163,7 +163,8 @@ class Media:
         return f'[{label}{self.media_type}, {what}]'
 
     def __repr__(self) -> str:
-        return f'Media({self.media_type!r}, {self.describe()})'
+        data = repr(self.data) if isinstance(self.data, str) else f'<{len(self.data)} bytes>'
+        return f'Media({self.media_type!r}, {data}, name={self.name!r})'
 
 
 def tool_media_stand_in(media: tuple[Media, ...] | list[Media]) -> str:

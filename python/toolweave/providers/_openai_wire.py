@@ -123,7 +123,8 @@ def openai_part(part: Media, where: str = 'user message') -> dict[str, Any]:
 def _user_content(text: str, media: Sequence[Media]) -> str | list[dict[str, Any]]:
     if not media:
         return text
-    return [{'type': 'text', 'text': text}, *(openai_part(p) for p in media)]
+    head = [{'type': 'text', 'text': text}] if text else []
+    return [*head, *(openai_part(p) for p in media)]
 
 
 def _tool_entries(message: ToolResponseMessage, tool_media: ToolMedia) -> list[dict[str, Any]]:
