@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -157,7 +158,14 @@ def test_connect_failures_are_typed() -> None:
         McpToolCallbackProvider(StreamableHttpServer('nobody', 'http://127.0.0.1:9/mcp')).connect()
 
 
-def test_tool_list_changes_refresh_the_callbacks() -> None:
+@pytest.mark.parametrize('era', ['2026-07-28', 'legacy'])
+def test_tool_list_changes_refresh_the_callbacks(era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2026-07-28 sessions follow a subscriptions/listen stream; a legacy (initialize handshake) session gets the
+    # notifications/tools/list_changed notification: the era is forced on the SDK client, the server is real
+    import toolweave.mcp.connection as connection_module
+
+    if era == 'legacy':
+        monkeypatch.setattr(connection_module, 'Client', functools.partial(connection_module.Client, mode='legacy'))
     with McpToolCallbackProvider(stdio('faulty', 'faulty.py')) as provider:
         assert 'triple' not in by_name(provider)
         assert by_name(provider)['add_tool'].call('{"name": "triple"}') == 'added triple'
@@ -165,6 +173,9 @@ def test_tool_list_changes_refresh_the_callbacks() -> None:
         while 'triple' not in by_name(provider) and time.monotonic() < deadline:
             time.sleep(0.05)
         added = by_name(provider)['triple']
+        (connected,) = provider.connection_infos
+        assert connected.server_name == 'faulty' and connected.server_info is not None
+        assert (connected.protocol_version == '2026-07-28') is (era != 'legacy')
         assert added.tool_definition.description == 'The added tool triple: doubles x.'
         assert added.call('{"x": 4}') == '8'
 

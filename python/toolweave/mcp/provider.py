@@ -23,7 +23,14 @@ from toolweave.mcp.callback import McpToolCallback
 from toolweave.mcp.connection import McpConnection
 from toolweave.mcp.filters import McpToolFilter
 from toolweave.mcp.naming import DefaultMcpToolNamePrefixGenerator, McpToolNamePrefixGenerator
-from toolweave.mcp.servers import McpServer, McpTimeouts, SseServer, StdioServer, StreamableHttpServer
+from toolweave.mcp.servers import (
+    McpConnectionInfo,
+    McpServer,
+    McpTimeouts,
+    SseServer,
+    StdioServer,
+    StreamableHttpServer,
+)
 
 __all__ = ['McpToolCallbackProvider']
 
@@ -72,6 +79,11 @@ class McpToolCallbackProvider:
     def servers(self) -> tuple[McpServer, ...]:
         """The server specs, in order."""
         return tuple(connection.server for connection in self._connections)
+
+    @property
+    def connection_infos(self) -> tuple[McpConnectionInfo, ...]:
+        """What each connected server reported (name, version, negotiated protocol), in server order."""
+        return tuple(c.info for c in self._connections if c.info is not None and c.connected)
 
     @property
     def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
