@@ -321,3 +321,17 @@ def test_two_processes_resume_the_same_run_exactly_one_wins(shared_store, tmp_pa
     assert codes == [0, 3], outputs
     assert sorted(out.strip().split()[0] for out, _ in outputs) == ['RunAlreadyResumedError', 'done:']
     assert ledger.read_text() == '500 bob\n'
+
+
+def test_every_path_saves_the_paused_run_and_resumes_it_by_id(run_loop, tmp_path):
+    SENT.clear()
+    store = SqliteRunStateStore(tmp_path / 'runs.db')
+    model = S([S.tool_call_response('transfer', {'amount': 7, 'to': 'y'}, 't0'), S.text_response('done')])
+    client = ChatClient.builder(model).run_state_store(store).build()
+    result = run_loop(client.prompt('go').tools(transfer))
+    state = result.response.metadata['runState']
+    assert store.load(state.run_id) == state
+    resumed = run_loop(client.resume(state.run_id, {'t0': Approve()}).tools(transfer))
+    assert (resumed.text, SENT) == ('done', ['7 y'])
+    with pytest.raises(RunAlreadyResumedError):
+        store.load(state.run_id)
