@@ -67,8 +67,8 @@ class KeepAliveServer:
                 body = await reader.readexactly(int(headers.get('content-length', '0')))
                 self.requests += 1
                 await self._write(writer, self.answer(path, body))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client left, or the server stops
         finally:
             self._open.discard(writer)
             writer.close()
@@ -116,3 +116,29 @@ class KeepAliveServer:
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._stop[0].set_result, None)
             self._thread.join(10)
+
+
+def serve_directory(directory: str) -> None:
+    """Serve ``<directory>/<name>`` to every POST under ``/<name>/...`` (one piece per SSE event) until stdin closes.
+
+    Prints the port on the first line of stdout (the benchmarks run it as a subprocess, so its CPU time
+    is not the client's).
+    """
+    import sys
+    from pathlib import Path
+
+    bodies = {p.name: p.read_bytes() for p in Path(directory).iterdir()}
+    pieces = {name: [event + b'\n\n' for event in body.split(b'\n\n') if event] for name, body in bodies.items()}
+
+    def answer(path: str, _: bytes) -> Answer:
+        return Answer(pieces[path.split('/')[1]])
+
+    with KeepAliveServer(answer) as server:
+        print(server.port, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == '__main__':
+    import sys
+
+    serve_directory(sys.argv[1])

@@ -11,13 +11,18 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
 from keepalive_server import Answer, KeepAliveServer
+from provider_fixtures import collect_until_error
 from toolweave import ChatClient
 from toolweave.chat import Prompt
-from toolweave.providers import AnthropicChatModel, OpenAIChatModel
+from toolweave.exceptions import IncompleteStreamError, ProviderError
+from toolweave.providers import AnthropicChatModel, OpenAIChatModel, RetryPolicy
+from toolweave.providers.replay import ReplayServer, Reply
 
 WORDS = ['It', ' is', ' 24', ' C', ' in', ' Paris', '.']
 
@@ -164,7 +169,7 @@ def test_close_from_another_thread_closes_a_running_loops_client(server: KeepAli
     assert seen[0].is_closed
 
 
-def test_anthropic_streams_reuse_the_connection_too(server: KeepAliveServer) -> None:
+def anthropic_sse() -> bytes:
     events = [
         {'type': 'message_start', 'message': {'id': 'm1', 'model': 'c', 'usage': {'input_tokens': 3}}},
         {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'text', 'text': ''}},
@@ -173,8 +178,11 @@ def test_anthropic_streams_reuse_the_connection_too(server: KeepAliveServer) -> 
         {'type': 'message_delta', 'delta': {'stop_reason': 'end_turn'}, 'usage': {'output_tokens': 7}},
         {'type': 'message_stop'},
     ]
-    body = b''.join(f'event: {e["type"]}\ndata: {json.dumps(e)}\n\n'.encode() for e in events)
-    server.answer = lambda path, _: Answer([body])
+    return b''.join(f'event: {e["type"]}\ndata: {json.dumps(e)}\n\n'.encode() for e in events)
+
+
+def test_anthropic_streams_reuse_the_connection_too(server: KeepAliveServer) -> None:
+    server.answer = lambda path, _: Answer([anthropic_sse()])
     model = AnthropicChatModel(base_url=server.url, api_key='k', model='c')
 
     async def text() -> str:
@@ -185,3 +193,94 @@ def test_anthropic_streams_reuse_the_connection_too(server: KeepAliveServer) -> 
 
     assert asyncio.run(run()) == ['It is 24 C in Paris.'] * 3
     assert server.connections == 1
+
+
+# --- stream_sync: the blocking form of stream(), same chunks and errors ----------------------------
+
+SYNC_CASES = [
+    pytest.param(
+        lambda url: OpenAIChatModel(base_url=url + '/v1', api_key='', model='m', retry=RetryPolicy(0)), id='openai'
+    ),
+    pytest.param(
+        lambda url: AnthropicChatModel(base_url=url, api_key='k', model='c', retry=RetryPolicy(0)), id='anthropic'
+    ),
+]
+
+
+def openai_tool_sse() -> bytes:
+    head = {'id': 'c2', 'object': 'chat.completion.chunk', 'model': 'm'}
+    call = {'index': 0, 'id': 'call_1', 'type': 'function', 'function': {'name': 'weather', 'arguments': ''}}
+    events = [
+        {**head, 'choices': [{'index': 0, 'delta': {'content': 'Let me check.'}, 'finish_reason': None}]},
+        {**head, 'choices': [{'index': 0, 'delta': {'tool_calls': [call]}, 'finish_reason': None}]},
+        *(
+            {**head, 'choices': [{'index': 0, 'delta': {'tool_calls': [{'index': 0, 'function': {'arguments': a}}]}}]}
+            for a in ['{"ci', 'ty": "Pa', 'ris"}']
+        ),
+        {**head, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'tool_calls'}]},
+    ]
+    return b''.join(b'data: ' + json.dumps(e).encode() + b'\n\n' for e in events) + b'data: [DONE]\n\n'
+
+
+def first_events(body: bytes, n: int = 3) -> bytes:
+    return b''.join(event + b'\n\n' for event in body.split(b'\n\n')[:n])
+
+
+def shape(chunks: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            c.text,
+            [(t.id, t.name, t.arguments) for t in c.tool_calls],
+            c.result and c.result.finish_reason,
+            dict(c.metadata),
+        )
+        for c in chunks
+    ]
+
+
+def test_stream_sync_gives_the_chunks_of_stream_over_one_pooled_connection(server: KeepAliveServer) -> None:
+    server.answer = lambda path, body: Answer([openai_tool_sse()])
+    model = model_for(server)
+
+    async def run() -> list[Any]:
+        return [c async for c in model.stream(Prompt.of('hi'))]
+
+    async_chunks = asyncio.run(run())
+    sync_chunks = [list(model.stream_sync(Prompt.of('hi'))) for _ in range(3)]
+    assert all(shape(chunks) == shape(async_chunks) for chunks in sync_chunks)
+    assert shape(async_chunks)[-1][1] == [('call_1', 'weather', '{"city": "Paris"}')]
+    assert server.connections == 2  # one for the loop, one for the three blocking streams
+    model.close()
+
+
+@pytest.mark.parametrize('factory', SYNC_CASES)
+@pytest.mark.parametrize(
+    ('reply', 'error'),
+    [
+        (lambda body: Reply(body=first_events(body), content_type='text/event-stream'), IncompleteStreamError),
+        (lambda body: Reply(body=body, content_type='text/event-stream', close_after=len(body) // 2), None),
+        (lambda body: Reply(503, b'{"error": {"message": "busy"}}'), ProviderError),
+    ],
+    ids=['no-end-marker', 'broken-off', 'status'],
+)
+def test_stream_sync_fails_as_stream_does(
+    factory: Callable[[str], Any], reply: Callable[[bytes], Reply], error: type[Exception] | None
+) -> None:
+    with ReplayServer() as replay:
+        model = factory(replay.url)
+        body = openai_sse() if isinstance(model, OpenAIChatModel) else anthropic_sse()
+        replay.queue(reply(body), reply(body))
+        seen_async, async_error = collect_until_error(model, Prompt.of('hi'))
+        seen_sync: list[Any] = []
+        sync_error: BaseException | None = None
+        try:
+            seen_sync.extend(model.stream_sync(Prompt.of('hi')))
+        except ProviderError as exc:
+            sync_error = exc
+        model.close()
+    assert async_error is not None and sync_error is not None
+    assert type(sync_error) is type(async_error)
+    assert isinstance(sync_error, error or ProviderError)
+    assert str(sync_error) == str(async_error)
+    assert shape(seen_sync) == shape(seen_async)
+    assert sync_error.partial_text == async_error.partial_text == ''.join(c.text for c in seen_sync)  # type: ignore[attr-defined]

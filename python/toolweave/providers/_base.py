@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -273,46 +273,50 @@ class HttpChatModel:
                 tool calls of a failed stream are never returned, so they are never executed.
         """
         url, content, headers = self._prepare(prompt, True)
-        aggregator = self.new_aggregator()
-        fragments = ToolCallDeltas(self.stream_format)  # tool-call fragments ride along for the run events
-        delivered: list[str] = []
         transport = self._transport
         async with (
             transport.open_stream(url, content, headers) as (response, deadline),
             body_chunks(response) as body,
         ):
+            reader = _StreamReader(self, response, url)
             while True:
                 try:
                     raw = await transport.next_chunk(body, deadline, url)
                 except ProviderError as failure:
-                    raise self._with_partial(failure, delivered)  # noqa: B904 - typed and redacted already
-                chunks, error = self._feed(aggregator, raw, response, fragments)
+                    raise reader.failed(failure)  # noqa: B904 - typed and redacted already
+                chunks, error = reader.read(raw)
                 for chunk in chunks:
-                    delivered.append(chunk.text)
                     yield chunk
                 if error is not None:
-                    raise self._with_partial(error, delivered)
+                    raise error
                 if raw is None:
                     break
-            result = aggregator.result()
-            if result.get('truncated'):
-                content_type = response.headers.get('content-type', 'none')
-                raise self._with_partial(
-                    IncompleteStreamError(
-                        f'stream from {transport.redact(url)} ended without its end marker after '
-                        f'{result.get("chunks", 0)} event(s) (content-type {content_type}); the partial answer '
-                        'was yielded, its tool calls are not returned',
-                        status_code=response.status_code,
-                        provider=self.provider,
-                    ),
-                    delivered,
-                )
-        yield self.final_chunk(result)
+        yield reader.final()
 
-    @staticmethod
-    def _with_partial(error: ProviderError, delivered: list[str]) -> ProviderError:
-        error.partial_text = ''.join(delivered)
-        return error
+    def stream_sync(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        """Blocking form of :meth:`stream`: the same chunks and errors, over the pooled blocking client.
+
+        No event loop and no thread: for blocking code that streams one model directly (a
+        ``ChatClient``'s sync streams run the advisor chain, so they iterate :meth:`stream` instead).
+        Close the iterator (or exhaust it) to release the connection.
+        """
+        url, content, headers = self._prepare(prompt, True)
+        transport = self._transport
+        with transport.open_stream_sync(url, content, headers) as (response, deadline):
+            body = response.iter_bytes()
+            reader = _StreamReader(self, response, url)
+            while True:
+                try:
+                    raw = transport.next_chunk_sync(body, deadline, url)
+                except ProviderError as failure:
+                    raise reader.failed(failure)  # noqa: B904 - typed and redacted already
+                chunks, error = reader.read(raw)
+                yield from chunks
+                if error is not None:
+                    raise error
+                if raw is None:
+                    break
+        yield reader.final()
 
     def _feed(
         self, aggregator: Any, raw: bytes | None, response: httpx.Response, fragments: ToolCallDeltas
@@ -325,10 +329,10 @@ class HttpChatModel:
         """
         error: ProviderError | None = None
         redact = self._transport.redact
-        url = redact(str(response.request.url))
         try:
             payloads: list[Any] = aggregator.feed(raw) if raw is not None else aggregator.finish()
         except StreamFormatError as exc:
+            url = redact(str(response.request.url))
             payloads = exc.chunks
             message = exc.message.replace(exc.excerpt, redact.cut(exc.excerpt)) if exc.excerpt else exc.message
             error = ResponseFormatError(
@@ -337,6 +341,7 @@ class HttpChatModel:
                 provider=self.provider,
             )
         except ProviderStreamError as exc:
+            url = redact(str(response.request.url))
             payloads = exc.chunks
             message = redact(exc.message)
             error = ProviderStreamError(
@@ -348,7 +353,7 @@ class HttpChatModel:
                 request_id=request_id_of(response.headers),
             )
         chunks = [
-            tool_call_delta_chunk(self.delta_chunk(p), fragments.feed(p)) for p in payloads if isinstance(p, Mapping)
+            tool_call_delta_chunk(self.delta_chunk(p), fragments.feed(p)) for p in payloads if isinstance(p, dict)
         ]
         return [c for c in chunks if c is not None], error
 
@@ -375,6 +380,52 @@ class HttpChatModel:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+class _StreamReader:
+    """The reading of one stream, without I/O: bytes in, chunks or a typed error out.
+
+    Shared by :meth:`HttpChatModel.stream` and :meth:`HttpChatModel.stream_sync`, which only read bytes.
+    Keeps what was delivered so every error carries it in ``partial_text``.
+    """
+
+    def __init__(self, model: HttpChatModel, response: httpx.Response, url: str) -> None:
+        self._model = model
+        self._response = response
+        self._url = url
+        self._aggregator = model.new_aggregator()
+        self._fragments = ToolCallDeltas(model.stream_format)  # tool-call fragments ride along for the run events
+        self._delivered: list[str] = []
+        self._result: dict[str, Any] | None = None
+
+    def failed(self, error: ProviderError) -> ProviderError:
+        """``error`` with the text delivered so far as its ``partial_text``."""
+        error.partial_text = ''.join(self._delivered)
+        return error
+
+    def read(self, raw: bytes | None) -> tuple[list[ChatResponse], ProviderError | None]:
+        """The chunks of ``raw`` (``None``: the body ended) and the error to raise after yielding them."""
+        chunks, error = self._model._feed(self._aggregator, raw, self._response, self._fragments)
+        self._delivered.extend(chunk.text for chunk in chunks)
+        if error is None and raw is None:
+            self._result = self._aggregator.result()
+            if self._result.get('truncated'):
+                error = self._truncated(self._result.get('chunks', 0))
+        return chunks, None if error is None else self.failed(error)
+
+    def _truncated(self, chunks: int) -> IncompleteStreamError:
+        content_type = self._response.headers.get('content-type', 'none')
+        return IncompleteStreamError(
+            f'stream from {self._model.transport.redact(self._url)} ended without its end marker after '
+            f'{chunks} event(s) (content-type {content_type}); the partial answer was yielded, its tool calls '
+            'are not returned',
+            status_code=self._response.status_code,
+            provider=self._model.provider,
+        )
+
+    def final(self) -> ChatResponse:
+        """The closing chunk (:meth:`HttpChatModel.final_chunk`) of a stream that ended well."""
+        return self._model.final_chunk(self._result if self._result is not None else self._aggregator.result())
 
 
 def text_chunk(text: Any, reasoning: Any, *, id: Any = None, model: Any = None) -> ChatResponse | None:

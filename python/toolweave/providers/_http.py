@@ -40,7 +40,7 @@ import ssl
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
-from contextlib import AsyncExitStack, aclosing, contextmanager
+from contextlib import AsyncExitStack, ExitStack, aclosing, contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -580,15 +580,20 @@ class HttpTransport:
 
     def _attempt(self, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None) -> _Attempt:
         """One blocking attempt: the answer with its body read (bounded), or the error."""
-        client = self._sync_client()
-        timeout = self._timeout(deadline, url)
+        with ExitStack() as stack:
+            result = self._open_sync(stack, url, content, headers, deadline)
+            if not result.ok:
+                return result
+            return self._read_sync(cast('httpx.Response', result.response), url, deadline)
+
+    def _read_sync(self, response: httpx.Response, url: str, deadline: float | None) -> _Attempt:
+        """Blocking form of :meth:`_aread`."""
+        body = _Body(self, response, deadline)
         try:
-            with client.stream('POST', url, content=content, headers=dict(headers), timeout=timeout) as response:
-                body = _Body(self, response, deadline)
-                with body.reading():
-                    for chunk in response.iter_bytes():
-                        if not body.add(chunk):
-                            break
+            with body.reading():
+                for chunk in response.iter_bytes():
+                    if not body.add(chunk):
+                        break
         except httpx.HTTPError as exc:
             return self._failure(url, exc, deadline)
         return self._answer(response, body.data)
@@ -671,21 +676,64 @@ class HttpTransport:
             IncompleteStreamError: The connection broke off.
         """
         self.check_deadline(deadline, url, 'stream not finished from')
-        error: ProviderError
-        with _deadline.scope(deadline):
-            try:
+        try:
+            with _deadline.scope(deadline):
                 return await anext(chunks)
-            except StopAsyncIteration:
-                return None
-            except httpx.TimeoutException as exc:
-                error = self.transport_error(url, exc, deadline)
+        except StopAsyncIteration:
+            return None
+        except httpx.HTTPError as exc:
+            raise self._read_error(url, exc, deadline)  # noqa: B904 - typed and redacted, the httpx one holds headers
+
+    def next_chunk_sync(self, chunks: Iterator[bytes], deadline: float | None, url: str) -> bytes | None:
+        """Blocking form of :meth:`next_chunk`."""
+        self.check_deadline(deadline, url, 'stream not finished from')
+        try:
+            with _deadline.scope(deadline):
+                return next(chunks)
+        except StopIteration:
+            return None
+        except httpx.HTTPError as exc:
+            raise self._read_error(url, exc, deadline)  # noqa: B904 - typed and redacted, the httpx one holds headers
+
+    def _read_error(self, url: str, exc: httpx.HTTPError, deadline: float | None) -> ProviderError:
+        """The typed error of a failed read of a streamed body."""
+        if isinstance(exc, httpx.TimeoutException):
+            return self.transport_error(url, exc, deadline)
+        return IncompleteStreamError(
+            f'stream from {self.redact(url)} broke off: {self.redact(describe(exc))}; the partial answer '
+            'was yielded, its tool calls are not returned',
+            provider=self.provider,
+        )
+
+    @contextmanager
+    def open_stream_sync(
+        self, url: str, content: bytes, headers: Mapping[str, str]
+    ) -> Iterator[tuple[httpx.Response, float | None]]:
+        """Blocking form of :meth:`open_stream` (a ``with`` block), over the pooled blocking client."""
+        retrying = _Retrying(self, url)
+        while True:
+            stack = ExitStack()
+            with stack:
+                result = self._open_sync(stack, url, content, headers, retrying.deadline)
+                if result.ok:
+                    yield cast('httpx.Response', result.response), retrying.deadline
+                    return
+            self.sleep(retrying.after(result))
+
+    def _open_sync(
+        self, stack: ExitStack, url: str, content: bytes, headers: Mapping[str, str], deadline: float | None
+    ) -> _Attempt:
+        """Blocking form of :meth:`_open`."""
+        with _deadline.scope(deadline):
+            timeout = self._timeout(deadline, url)
+            client = self._sync_client()
+            try:
+                request = client.build_request('POST', url, content=content, headers=dict(headers), timeout=timeout)
+                response = client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                error = IncompleteStreamError(
-                    f'stream from {self.redact(url)} broke off: {self.redact(describe(exc))}; the partial answer '
-                    'was yielded, its tool calls are not returned',
-                    provider=self.provider,
-                )
-        raise error
+                return self._failure(url, exc, deadline)
+            stack.callback(response.close)
+            return _Attempt(response) if response.is_success else self._read_sync(response, url, deadline)
 
 
 class OpenStream:
