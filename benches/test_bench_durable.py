@@ -1,6 +1,6 @@
 """Durable runs on Temporal against the same run in-process, and durable throughput with 1 and 2 worker processes.
 
-The run: a fake model (tests/durable/app.py ``BENCH_PLAN``) asking for 2 rounds of 3 tool calls, then
+The run: a fake model (tests/durable/durable_app.py ``BENCH_PLAN``) asking for 2 rounds of 3 tool calls, then
 answering: 3 model rounds and 6 tool calls, i.e. 9 activities on a real Temporal dev server (in-memory,
 127.0.0.1). Overhead: one run at a time, durable (worker in this process) over in-process
 (``ChatClient.acall``), same-run ratio. Throughput: N runs started at once, wall time until all have
@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip('temporalio')
 DURABLE = Path(__file__).parent.parent / 'tests' / 'durable'
 sys.path.insert(0, str(DURABLE))
-from app import BENCH_PLAN, PlanModel, build_registry, first, third
+from durable_app import BENCH_PLAN, PlanModel, build_registry, first, third
 from temporal_support import temporal_binary, temporal_dev_server
 from toolweave import ChatClient
 from toolweave.durable import DurableClient, connect, create_worker

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from app import PlanModel, first, second, third
+from durable_app import PlanModel, first, second, third
 from temporalio.api.enums.v1 import PendingActivityState
 from test_durable_run import in_process
 from toolweave.durable import DurableClient, connect

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from app import build_registry
+from durable_app import build_registry
 from temporalio.client import WorkflowHistory
 from temporalio.workflow import NondeterminismError
 from test_durable_run import durable
@@ -30,7 +30,7 @@ SCENARIOS = {
 
 
 def _registry():
-    from app import PlanModel
+    from durable_app import PlanModel
 
     registry = build_registry()
     registry.add_model('failing', PlanModel(((('broken', '{"x": 1}'), ('slow', '{"x": 2}')),)))

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 
 import pytest
-from app import PLAN, FailingModel, PlanModel, broken, build_registry, direct, first, huge, second, slow, third
+from durable_app import PLAN, FailingModel, PlanModel, broken, build_registry, direct, first, huge, second, slow, third
 from toolweave import ChatClient, ToolCallingAdvisor
 from toolweave.chat.messages import ToolResponseMessage
 from toolweave.durable import DurableClient, DurableRunError, connect, create_worker

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from app import build_registry
+from durable_app import build_registry
 from toolweave.durable import connect, create_worker
 
 
