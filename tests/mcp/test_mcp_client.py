@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import stdio
+from conftest import import_server_module, stdio
 from mcp.types import Tool
 from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.mcp import (
@@ -30,6 +30,7 @@ from toolweave.mcp import (
     allow_tools,
     format_tool_name,
 )
+from toolweave.tools.converter import ContentResult
 
 
 def by_name(provider: McpToolCallbackProvider) -> dict[str, Any]:
@@ -66,8 +67,10 @@ def test_results_text_structured_image_and_error(weather: McpToolCallbackProvide
     stats = tools['stats'].call_tool({'city': 'Oslo'})
     assert stats.structured == {'temperature': 21.5, 'humidity': 0.4} and not stats.is_error
     assert orjson.loads(tools['stats'].call('{"city": "Oslo"}')) == {'temperature': 21.5, 'humidity': 0.4}
-    image = orjson.loads(tools['snapshot'].call('{}'))
-    assert image['type'] == 'image' and image['mimeType'] == 'image/png' and image['data'].startswith('iVBOR')
+    # an image is a content part (Media with the decoded bytes), not base64 text
+    image = tools['snapshot'].call('{}')
+    assert isinstance(image, ContentResult) and str(image) == ''
+    assert [(m.media_type, m.data) for m in image.media] == [('image/png', import_server_module('weather').PIXEL)]
     assert tools['snapshot'].call_tool({}).parts[0].type == 'image'
     with pytest.raises(ToolExecutionError) as failed:
         tools['fail'].call('{"reason": "no rain"}')

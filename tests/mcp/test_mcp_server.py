@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,8 @@ from toolweave.providers import ScriptedChatModel
 from toolweave.tools import DefaultToolExecutionExceptionProcessor, ToolCallbacks
 
 S = ScriptedChatModel
-TOOLS = import_server_module('toolweave_tools').TOOLS
+SHOP = import_server_module('toolweave_tools')
+TOOLS = SHOP.TOOLS
 LOCAL = {cb.tool_definition.name: cb for cb in ToolCallbacks.from_(TOOLS)}
 SERVE = [sys.executable, '-m', 'toolweave', 'mcp', 'serve', 'toolweave_tools:TOOLS']
 
@@ -38,7 +40,7 @@ def text(result: CallToolResult) -> str:
 
 async def check_with_official_client(client: Client) -> None:
     listed = {t.name: t for t in (await client.list_tools()).tools}
-    assert list(listed) == ['add', 'greet', 'divide', 'place_order']
+    assert list(listed) == ['add', 'greet', 'divide', 'chart', 'place_order']
     for name, local in LOCAL.items():  # the same schemas and descriptions as in the loop
         assert listed[name].input_schema == dict(local.tool_definition.input_schema)
         assert listed[name].description == local.tool_definition.description
@@ -56,10 +58,14 @@ async def check_with_official_client(client: Client) -> None:
         result = await client.call_tool(name, arguments)
         assert bool(result.is_error) is is_error, (name, result)
         assert text(result) == loop_text(name, orjson.dumps(arguments).decode())
+    chart = await client.call_tool('chart', {'metric': 'sales'})  # a tool's media: an image part
+    assert [part.type for part in chart.content] == ['text', 'image']
+    assert chart.content[0].text == 'Chart of sales:' and chart.content[1].mime_type == 'image/png'
+    assert base64.b64decode(chart.content[1].data) == SHOP.PNG
     unknown = await client.call_tool('nope', {})
     assert (
         unknown.is_error
-        and text(unknown) == "No tool named 'nope' on this server; its tools: add, greet, divide, place_order"
+        and text(unknown) == "No tool named 'nope' on this server; its tools: add, greet, divide, chart, place_order"
     )
 
 
@@ -112,7 +118,9 @@ def test_toolweave_client_against_toolweave_server(transport: str, served_http: 
     model = S(
         [
             S.tool_call_response(
-                'place_order', {'order': {'item': 'tea', 'quantity': 2}}, more=[('add', {'a': 1, 'b': 'x'})]
+                'place_order',
+                {'order': {'item': 'tea', 'quantity': 2}},
+                more=[('add', {'a': 1, 'b': 'x'}), ('chart', {'metric': 'tea'})],
             ),
             answer,
         ]
@@ -123,7 +131,12 @@ def test_toolweave_client_against_toolweave_server(transport: str, served_http: 
         }
         result = ChatClient.create(model).prompt('order tea').tools(provider).call().content()
     # the client validated add's arguments against the listed schema (Rust SchemaValidator) before sending
-    assert result == '2 x tea ordered | Invalid arguments for tool \'add\': /b: "x" is not of type "integer"'
+    assert result == (
+        '2 x tea ordered | Invalid arguments for tool \'add\': /b: "x" is not of type "integer" | Chart of tea:'
+    )
+    # the served tool's image came back as a content part on the tool response
+    chart = model.prompts[1].messages[-1].responses[2]
+    assert [(m.media_type, m.data) for m in chart.media] == [('image/png', SHOP.PNG)]
 
 
 def test_cli_misuse_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

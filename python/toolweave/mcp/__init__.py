@@ -25,7 +25,7 @@ from toolweave.mcp.naming import (
 )
 from toolweave.mcp.provider import McpToolCallbackProvider
 from toolweave.mcp.resolver import McpToolCallbackResolver
-from toolweave.mcp.results import McpToolResult, result_text
+from toolweave.mcp.results import McpToolResult, to_content
 from toolweave.mcp.server import McpToolServer, serve
 from toolweave.mcp.servers import (
     McpConnectionInfo,
@@ -60,6 +60,6 @@ __all__ = [
     'StreamableHttpServer',
     'allow_tools',
     'format_tool_name',
-    'result_text',
     'serve',
+    'to_content',
 ]

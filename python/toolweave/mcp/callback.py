@@ -83,6 +83,8 @@ class McpToolCallback:
     def call(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
         """Validate ``tool_input`` (a JSON object text), call the tool, return the result text.
 
+        Images, audio and binary resources come back as content parts: the text is then a ``ContentResult``.
+
         Raises:
             ToolExecutionError: invalid arguments (cause ``InvalidToolArgumentsError`` or ``ToolArgumentsError``),
                 an ``isError`` result (cause ``McpToolCallError``, the server's text), or a connection,
@@ -149,7 +151,7 @@ class McpToolCallback:
             text = result.text.strip() or f"MCP tool '{self._tool.name}' failed without a message"
             error = McpToolCallError(self.server_name, text)
             raise ToolExecutionError(self._definition, error, text)
-        return result.text
+        return result.content()
 
 
 def _decoder(name: str, schema: Mapping[str, Any], server: str) -> Callable[[str], Any]:

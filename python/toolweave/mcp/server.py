@@ -26,9 +26,10 @@ import anyio
 import orjson
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent, Tool
+from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, Tool
 
 from toolweave.exceptions import ToolExecutionError
+from toolweave.mcp.results import to_content
 from toolweave.tools._concurrent import call_async
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.context import ToolContext
@@ -130,7 +131,7 @@ class McpToolServer:
 
 
 def _result(text: str, *, error: bool) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type='text', text=text)], is_error=error)
+    return CallToolResult(content=to_content(text), is_error=error)
 
 
 def serve(

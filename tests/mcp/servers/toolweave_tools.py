@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel
 from toolweave import ToolParam, tool
+from toolweave.chat import Media
 
 
 @tool
@@ -25,6 +26,15 @@ async def divide(a: float, b: float) -> float:
     return a / b
 
 
+PNG = bytes.fromhex('89504e470d0a1a0a0000000d4948445200000001000000010806000000')
+
+
+@tool
+def chart(metric: str) -> list[object]:
+    """A chart of a metric."""
+    return [f'Chart of {metric}:', Media('image/png', PNG, 'chart.png')]
+
+
 class Order(BaseModel):
     item: str
     quantity: int
@@ -37,4 +47,4 @@ class Shop:
         return f'{order.quantity} x {order.item} ordered'
 
 
-TOOLS = [add, greet, divide, Shop()]
+TOOLS = [add, greet, divide, chart, Shop()]
