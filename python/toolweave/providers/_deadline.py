@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import ssl
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
 
@@ -28,17 +27,23 @@ __all__ = ['install', 'scope']
 _DEADLINE: ContextVar[float | None] = ContextVar('toolweave_http_deadline', default=None)
 
 
-@contextmanager
-def scope(deadline: float | None) -> Iterator[None]:
+class scope:
     """Run the block under ``deadline`` (a ``time.monotonic()`` value; ``None``: no deadline).
 
     Must not span a ``yield`` of an async generator (the variable belongs to the running task).
+    A class rather than a ``@contextmanager`` generator: it wraps every read of a stream.
     """
-    token = _DEADLINE.set(deadline)
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
+
+    __slots__ = ('_deadline', '_token')
+
+    def __init__(self, deadline: float | None) -> None:
+        self._deadline = deadline
+
+    def __enter__(self) -> None:
+        self._token = _DEADLINE.set(self._deadline)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _DEADLINE.reset(self._token)
 
 
 def _cap(timeout: float | None, error: type[Exception]) -> float | None:

@@ -309,7 +309,7 @@ class AnthropicChatModel(HttpChatModel):
         if payload.get('type') != 'content_block_delta':
             return None
         delta = payload.get('delta')
-        if not isinstance(delta, Mapping):
+        if type(delta) is not dict:  # parsed JSON: a plain dict (exact type checks are cheapest)
             return None
         if delta.get('type') == 'text_delta':
             return text_chunk(delta.get('text'), None)

@@ -119,11 +119,11 @@ class OpenAIChatModel(HttpChatModel):
 
     def delta_chunk(self, payload: Mapping[str, Any]) -> ChatResponse | None:
         """``choices[0].delta.content`` as text, ``reasoning_content``/``reasoning`` as reasoning."""
-        choices = payload.get('choices')
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        choices = payload.get('choices')  # parsed JSON: plain dicts and lists (exact type checks are cheapest)
+        if type(choices) is not list or not choices or type(choices[0]) is not dict:
             return None
         delta = choices[0].get('delta')
-        if not isinstance(delta, Mapping):
+        if type(delta) is not dict:
             return None
         reasoning = delta.get('reasoning_content') or delta.get('reasoning')
         return text_chunk(delta.get('content'), reasoning, id=payload.get('id'), model=payload.get('model'))
