@@ -178,3 +178,34 @@ def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     registry.add_model('bench', PlanModel(BENCH_PLAN))
     registry.add_model('approval', PlanModel(((PLAN[0], ('guarded', '{"x": 5}')),)))
     return registry
+
+
+FLAKY_CALLS: list[int] = []
+
+
+@tool
+def flaky(x: int) -> str:
+    """Fails on its first call in this process, then works."""
+    FLAKY_CALLS.append(x)
+    if len(FLAKY_CALLS) == 1:
+        raise ConnectionError('upstream reset')
+    return f'flaky={x}'
+
+
+class SlowModel:
+    """Sleeps ``seconds`` on every call (longer than its activity timeout), counting the calls."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        self.calls += 1
+        await asyncio.sleep(self.seconds)
+        return ChatResponse((Generation(AssistantMessage('late'), 'stop'),))
+
+    def call(self, prompt: Prompt) -> ChatResponse:  # pragma: no cover - durable runs call acall
+        raise NotImplementedError
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover
+        yield await self.acall(prompt)

@@ -23,13 +23,17 @@ def _wait_for(predicate, seconds=30.0):
         time.sleep(0.05)
 
 
-async def _running_tool(target, run_id):
-    description = await (await connect(target)).get_workflow_handle(run_id).describe()
-    pending = description.raw_description.pending_activities
-    return any(
+async def _second_tool_running(target, run_id):
+    """Round 2's tool call has started, and the history holds 3 completed activities (rounds 1 and 2, `first`)."""
+    handle = (await connect(target)).get_workflow_handle(run_id)
+    history = await handle.fetch_history()
+    completed = sum(e.HasField('activity_task_completed_event_attributes') for e in history.events)
+    pending = (await handle.describe()).raw_description.pending_activities
+    started = any(
         p.activity_type.name == 'toolweave.tool_call' and p.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
         for p in pending
     )
+    return completed == 3 and started
 
 
 def test_sigkilled_worker_run_finished_by_another_worker(temporal_target, task_queue, tool_dir, worker_processes):
@@ -40,9 +44,8 @@ def test_sigkilled_worker_run_finished_by_another_worker(temporal_target, task_q
         return (await tw.start('go', model='plan', tools=['first', 'second', 'third'])).id
 
     run_id = asyncio.run(start())
-    _wait_for(lambda: _log_lines(tool_dir, 'first'))
-    _wait_for(lambda: asyncio.run(_running_tool(temporal_target, run_id)))  # `second` started on worker one
-    one.kill()  # SIGKILL after the first tool completed; `second` waits for the go file
+    _wait_for(lambda: asyncio.run(_second_tool_running(temporal_target, run_id)))
+    one.kill()  # SIGKILL: `first` completed (recorded), `second` running (it waits for the go file)
     (tool_dir / 'go').touch()
     two = worker_processes()
 

@@ -118,7 +118,7 @@ class ToolweaveActivities:
         request = ChatClientRequest(Prompt(tuple(from_json_value(call.messages))))
         conversation = call.conversation_id or DEFAULT_CONVERSATION_ID
         merged = await asyncio.to_thread(advisor.before, request, conversation)
-        return call.model_copy(update={'messages': to_json_value(merged.prompt.messages)})
+        return call.model_copy(update={'messages': to_json_value(list(merged.prompt.messages))})
 
     @activity.defn(name=MEMORY_AFTER)
     async def memory_after(self, call: MemoryCall) -> None:

@@ -198,7 +198,7 @@ class DurableClient:
         """
         messages = (UserMessage(prompt),) if isinstance(prompt, str) else tuple(prompt)
         run = RunInput(
-            messages=to_json_value(messages),
+            messages=to_json_value(list(messages)),
             model=model,
             tools=list(tools),
             loop=loop,

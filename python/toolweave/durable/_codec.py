@@ -2,8 +2,9 @@
 
 Every payload of a durable run (the run's input and result, each model call and tool call) is JSON
 written by orjson. Toolweave's frozen dataclasses (messages, tool calls and responses, ``ChatResponse``,
-``Usage``, media, run events) travel as ``{'@': '<class name>', <fields>}`` and come back as the same
-classes (tuples as tuples, bytes as base64); pydantic models (the boundary records of
+``Usage``, media, run events, approvals) travel as ``{'@': '<class name>', <fields>}`` and come back
+as the same classes; a tuple elsewhere (in metadata: ``pendingToolCalls``) as ``{'@tuple': [...]}``,
+bytes as ``{'@bytes': base64}``, so every value comes back of its own type; pydantic models (the boundary records of
 :mod:`toolweave.durable._records`) are validated by pydantic. Nothing is pickled: a worker only
 rebuilds classes listed here, never an arbitrary type named by a payload.
 """
@@ -45,6 +46,7 @@ __all__ = ['DATA_CONVERTER', 'from_json_value', 'to_json_value']
 
 _TAG = '@'
 _BYTES = '@bytes'
+_TUPLE = '@tuple'
 _CLASSES: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (
@@ -78,8 +80,10 @@ _CLASSES: dict[str, type[Any]] = {
 }
 
 
-def to_json_value(value: Any) -> Any:
-    """``value`` as JSON-ready data: known dataclasses tagged, tuples as lists, bytes as ``{'@bytes': b64}``.
+def to_json_value(value: Any, *, tuple_field: bool = False) -> Any:
+    """``value`` as JSON-ready data: known dataclasses tagged, tuples as ``{'@tuple': [...]}``, bytes as ``{'@bytes': b64}``.
+
+    ``tuple_field``: ``value`` is a dataclass field declared as a tuple (a plain list is enough then).
 
     Raises:
         TypeError: a value that is neither JSON nor one of the known classes (named in the message).
@@ -92,6 +96,8 @@ def to_json_value(value: Any) -> Any:
         return {_BYTES: base64.b64encode(bytes(value)).decode()}
     if isinstance(value, Mapping):
         return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, tuple) and not tuple_field:
+        return {_TUPLE: [to_json_value(v) for v in value]}
     if isinstance(value, (list, tuple)):
         return [to_json_value(v) for v in value]
     if isinstance(value, (set, frozenset)):
@@ -100,7 +106,11 @@ def to_json_value(value: Any) -> Any:
         return value.model_dump(mode='json')
     name = type(value).__name__
     if dataclasses.is_dataclass(value) and _CLASSES.get(name) is type(value):
-        data = {f.name: to_json_value(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        data = {
+            f.name: to_json_value(getattr(value, f.name), tuple_field=_is_tuple(f))
+            for f in dataclasses.fields(value)
+            if f.init
+        }
         data[_TAG] = name
         return data
     raise TypeError(f'a durable run cannot carry a {name} (not JSON, not a toolweave message or response)')
@@ -118,6 +128,8 @@ def from_json_value(data: Any) -> Any:
         return data
     if _BYTES in data and len(data) == 1:
         return base64.b64decode(data[_BYTES])
+    if _TUPLE in data and len(data) == 1:
+        return tuple(from_json_value(v) for v in data[_TUPLE])
     name = data.get(_TAG)
     if name is None:
         return {k: from_json_value(v) for k, v in data.items()}
@@ -128,8 +140,13 @@ def from_json_value(data: Any) -> Any:
     for f in dataclasses.fields(cls):
         if f.name in data:
             value = from_json_value(data[f.name])
-            values[f.name] = tuple(value) if isinstance(value, list) and str(f.type).startswith('tuple') else value
+            values[f.name] = tuple(value) if isinstance(value, list) and _is_tuple(f) else value
     return cls(**values)
+
+
+def _is_tuple(field: dataclasses.Field[Any]) -> bool:
+    """The field is declared a tuple (``tuple[...]`` or ``tuple[...] | None``)."""
+    return str(field.type).startswith('tuple')
 
 
 class _OrjsonPydanticConverter(EncodingPayloadConverter):

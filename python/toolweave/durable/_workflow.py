@@ -98,7 +98,7 @@ class ToolweaveRun:
     @workflow.query(name='pending')
     def pending(self) -> list[Any]:
         """The calls the paused run waits for (tagged JSON ``PendingToolCall``s); ``[]`` when not paused."""
-        return to_json_value(self._paused.pending) if self._paused is not None else []
+        return to_json_value(list(self._paused.pending)) if self._paused is not None else []
 
     @workflow.update(name='decide')
     async def decide(self, decisions: dict[str, Any]) -> None:
@@ -191,7 +191,7 @@ class ToolweaveRun:
         context = dict(options.tool_context) if isinstance(options, ToolCallingChatOptions) else {}
         call = ModelCall(
             model=model,
-            messages=to_json_value(request.prompt.messages),
+            messages=to_json_value(list(request.prompt.messages)),
             options=options_of(options),
             tools=names,
             tool_context=context,
@@ -219,7 +219,9 @@ class ToolweaveRun:
 
     async def _memory_before(self, run: RunInput, messages: tuple[Any, ...]) -> tuple[Any, ...]:
         assert run.memory is not None
-        call = MemoryCall(memory=run.memory, conversation_id=run.conversation_id, messages=to_json_value(messages))
+        call = MemoryCall(
+            memory=run.memory, conversation_id=run.conversation_id, messages=to_json_value(list(messages))
+        )
         merged = await workflow.execute_activity(
             MEMORY_BEFORE, call, result_type=MemoryCall, start_to_close_timeout=_MEMORY_TIMEOUT
         )
