@@ -124,6 +124,8 @@ def test_server_crashing_mid_call_is_a_typed_error_and_the_next_call_reconnects(
     with McpToolCallbackProvider(stdio('faulty', 'faulty.py')) as provider:
         tools = by_name(provider)
         first_pid = int(tools['pid'].call('{}'))
+        assert tools['add_tool'].call('{"name": "ephemeral"}') == 'added ephemeral'
+        wait_for(lambda: 'ephemeral' in by_name(provider))
         with pytest.raises(ToolExecutionError) as crashed:
             tools['crash'].call('{}')
         assert isinstance(cause_of(crashed), McpConnectionError)
@@ -131,6 +133,15 @@ def test_server_crashing_mid_call_is_a_typed_error_and_the_next_call_reconnects(
         second_pid = int(asyncio.run(tools['pid'].acall('{}')))  # reconnected: a new server process
         assert second_pid != first_pid
         assert int(tools['pid'].call('{}')) == second_pid  # and kept
+        # the new process has only its own tools: the reconnect listed them again
+        assert 'ephemeral' not in by_name(provider) and 'pid' in by_name(provider)
+
+
+def wait_for(condition: Any, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, 'condition not met in time'
+        time.sleep(0.05)
 
 
 def test_slow_call_times_out_and_the_session_is_kept() -> None:
@@ -157,6 +168,9 @@ def test_connect_failures_are_typed() -> None:
     with pytest.raises(McpTimeoutError, match="MCP server 'mute' did not connect within 1 seconds"):
         McpToolCallbackProvider(mute, timeouts=McpTimeouts(connect=1)).connect()
     assert time.monotonic() - started < 30
+    # no bound on the whole connect, but each handshake request is bounded by timeouts.initialize
+    with pytest.raises(McpTimeoutError, match="MCP server 'mute' did not answer its handshake within 1 seconds"):
+        McpToolCallbackProvider(mute, timeouts=McpTimeouts(connect=None, initialize=1)).connect()
     with pytest.raises(McpConnectionError):
         McpToolCallbackProvider(StreamableHttpServer('nobody', 'http://127.0.0.1:9/mcp')).connect()
 
@@ -172,9 +186,7 @@ def test_tool_list_changes_refresh_the_callbacks(era: str, monkeypatch: pytest.M
     with McpToolCallbackProvider(stdio('faulty', 'faulty.py')) as provider:
         assert 'triple' not in by_name(provider)
         assert by_name(provider)['add_tool'].call('{"name": "triple"}') == 'added triple'
-        deadline = time.monotonic() + 20
-        while 'triple' not in by_name(provider) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: 'triple' in by_name(provider))
         added = by_name(provider)['triple']
         (connected,) = provider.connection_infos
         assert connected.server_name == 'faulty' and connected.server_info is not None
@@ -187,11 +199,13 @@ def test_close_ends_the_server_process() -> None:
     provider = McpToolCallbackProvider(stdio('faulty', 'faulty.py')).connect()
     pid = int(by_name(provider)['pid'].call('{}'))
     provider.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    assert not _alive(pid)
+    wait_for(lambda: not _alive(pid))
     provider.close()  # idempotent
+    # a closed provider connects again on use, on a new background loop
+    new_pid = int(by_name(provider)['pid'].call('{}'))
+    assert new_pid != pid and _alive(new_pid)
+    provider.close()
+    wait_for(lambda: not _alive(new_pid))
 
 
 def _alive(pid: int) -> bool:

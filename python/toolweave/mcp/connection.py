@@ -68,6 +68,7 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
+        self._sessions = 0
 
     @property
     def name(self) -> str:
@@ -100,6 +101,7 @@ class McpConnection:
             self._lock = asyncio.Lock()
         async with self._lock:
             await self._drop()
+        self._lock = None  # the provider may reopen on a new background loop
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """``tools/call`` ``name`` with ``arguments`` (the server's own tool name).
@@ -135,7 +137,13 @@ class McpConnection:
         """
         client = await self.connect()
         self.tools = await self._list(client)
-        self._on_tools_changed()
+        self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        try:
+            self._on_tools_changed()
+        except ValueError as error:  # the provider could not name the new tools: it keeps the last list
+            logger.warning("MCP server '%s': new tool list not taken: %s", self.name, error)
 
     def _timeout(self, name: str) -> McpTimeoutError:
         return McpTimeoutError(
@@ -150,6 +158,9 @@ class McpConnection:
         self._task = loop.create_task(self._serve(ready, self._stop), name=f'mcp-{self.name}')
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.timeouts.connect)
+        except McpClientError:  # the session's own failure (an McpTimeoutError is a TimeoutError too)
+            await self._drop()
+            raise
         except asyncio.TimeoutError:
             self._task.cancel()  # still in the handshake: nothing to shut down gracefully
             await self._drop()
@@ -173,6 +184,9 @@ class McpConnection:
                 self.info = McpConnectionInfo(self.name, client.server_info, client.protocol_version)
                 self._client = client
                 ready.set_result(client)
+                self._sessions += 1
+                if self._sessions > 1:  # reconnected: the tools may have changed meanwhile
+                    self._tools_changed()
                 async with anyio.create_task_group() as group:
                     if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                         group.start_soon(self._listen, client)
@@ -180,13 +194,24 @@ class McpConnection:
                     group.cancel_scope.cancel()
         except Exception as error:  # noqa: BLE001 - reported to the caller that waits, or logged
             if not ready.done():
-                message = f"cannot connect to MCP server '{self.name}': {_describe(error)}"
-                ready.set_exception(McpConnectionError(self.name, message))
+                ready.set_exception(self._connect_error(error))
             else:
                 logger.info("MCP server '%s' session ended: %s", self.name, _describe(error))
         finally:
             if client is not None and self._client is client:
                 self._client = None
+
+    def _connect_error(self, error: Exception) -> McpClientError:
+        """The typed error of a failed connection: a handshake request past ``timeouts.initialize`` is a timeout."""
+        leaf = _leaf(error)
+        if isinstance(leaf, McpClientError):
+            return leaf
+        if isinstance(leaf, TimeoutError) or (isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
+            message = (
+                f"MCP server '{self.name}' did not answer its handshake within {self.timeouts.initialize:g} seconds"
+            )
+            return McpTimeoutError(self.name, message)
+        return McpConnectionError(self.name, f"cannot connect to MCP server '{self.name}': {_describe(error)}")
 
     async def _list(self, client: Client) -> tuple[Tool, ...]:
         tools: list[Tool] = []
@@ -248,9 +273,15 @@ class McpConnection:
             logger.warning("MCP server '%s': tool list refresh failed: %s", self.name, error)
 
 
-def _describe(error: BaseException) -> str:
-    """``error`` as ``Type: message``, the first leaf of an exception group."""
-    while getattr(error, 'exceptions', None):  # an exception group (Python 3.10: anyio's backport)
+def _leaf(error: BaseException) -> BaseException:
+    """The first leaf of an exception group (Python 3.10: anyio's backport), else ``error``."""
+    while getattr(error, 'exceptions', None):
         error = error.exceptions[0]  # type: ignore[attr-defined]
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    """``error`` as ``Type: message`` (the first leaf of an exception group)."""
+    error = _leaf(error)
     text = str(error).strip()
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
