@@ -14,36 +14,44 @@ A port of Spring AI 2.0's tool calling with a Rust core for the hot paths::
     print(client.prompt('Weather in Paris?').tools(get_weather).call().content())
 """
 
-from toolweave.advisors import BaseAdvisor, ToolCallingAdvisor
-from toolweave.chat import (
-    AssistantMessage,
-    ChatModel,
-    ChatOptions,
-    ChatResponse,
-    Generation,
-    Prompt,
-    SystemMessage,
-    ToolCall,
-    ToolCallingChatOptions,
-    ToolResponse,
-    ToolResponseMessage,
-    Usage,
-    UserMessage,
-)
-from toolweave.client import ChatClient
-from toolweave.tools import (
-    DefaultToolCallingManager,
-    FunctionToolCallback,
-    MethodToolCallback,
-    ToolCallback,
-    ToolCallLimitBehavior,
-    ToolCallLimits,
-    ToolContext,
-    ToolDefinition,
-    ToolParam,
-    UnknownToolBehavior,
-    tool,
-)
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import exports
+
+if TYPE_CHECKING:
+    from toolweave.advisors import BaseAdvisor, ToolCallingAdvisor
+    from toolweave.chat import (
+        AssistantMessage,
+        ChatModel,
+        ChatOptions,
+        ChatResponse,
+        Generation,
+        Prompt,
+        SystemMessage,
+        ToolCall,
+        ToolCallingChatOptions,
+        ToolResponse,
+        ToolResponseMessage,
+        Usage,
+        UserMessage,
+    )
+    from toolweave.client import ChatClient
+    from toolweave.tools import (
+        DefaultToolCallingManager,
+        FunctionToolCallback,
+        MethodToolCallback,
+        ToolCallback,
+        ToolCallLimitBehavior,
+        ToolCallLimits,
+        ToolContext,
+        ToolDefinition,
+        ToolParam,
+        UnknownToolBehavior,
+        tool,
+    )
+
+    __version__: str
+    """The installed distribution's version (written once, in ``Cargo.toml``)."""
 
 
 def _installed_version() -> str:
@@ -54,9 +62,6 @@ def _installed_version() -> str:
     except PackageNotFoundError:  # run from a source tree that was never installed
         return '0+unknown'
 
-
-__version__ = _installed_version()
-"""The installed distribution's version (written once, in ``Cargo.toml``)."""
 
 __all__ = [
     'AssistantMessage',
@@ -88,3 +93,47 @@ __all__ = [
     '__version__',
     'tool',
 ]
+
+if not TYPE_CHECKING:  # type checkers see the imports above; an unknown name stays an error for them
+    _getattr, __dir__ = exports(
+        __name__,
+        globals(),
+        {
+            'toolweave.advisors': ('BaseAdvisor', 'ToolCallingAdvisor'),
+            'toolweave.chat': (
+                'AssistantMessage',
+                'ChatModel',
+                'ChatOptions',
+                'ChatResponse',
+                'Generation',
+                'Prompt',
+                'SystemMessage',
+                'ToolCall',
+                'ToolCallingChatOptions',
+                'ToolResponse',
+                'ToolResponseMessage',
+                'Usage',
+                'UserMessage',
+            ),
+            'toolweave.client': ('ChatClient',),
+            'toolweave.tools': (
+                'DefaultToolCallingManager',
+                'FunctionToolCallback',
+                'MethodToolCallback',
+                'ToolCallback',
+                'ToolCallLimitBehavior',
+                'ToolCallLimits',
+                'ToolContext',
+                'ToolDefinition',
+                'ToolParam',
+                'UnknownToolBehavior',
+                'tool',
+            ),
+        },
+    )
+
+    def __getattr__(name: str) -> object:
+        if name == '__version__':  # importlib.metadata is not imported until asked
+            globals()[name] = version = _installed_version()
+            return version
+        return _getattr(name)

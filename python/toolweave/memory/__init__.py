@@ -7,20 +7,27 @@ Every repository stores every message type losslessly, tool calls and tool respo
 implements :class:`WindowedChatMemoryRepository`: each add is one atomic step of the store, so
 concurrent writers of one conversation lose nothing.
 The advisor that puts memory on the chain is :class:`toolweave.advisors.MessageChatMemoryAdvisor`.
+
+The names are imported on first use (:mod:`toolweave._lazy`).
 """
 
-from toolweave.memory.base import (
-    CONVERSATION_ID,
-    DEFAULT_CONVERSATION_ID,
-    ChatMemory,
-    ChatMemoryRepository,
-    WindowedChatMemoryRepository,
-)
-from toolweave.memory.in_memory import InMemoryChatMemoryRepository
-from toolweave.memory.redis import RedisChatMemoryRepository
-from toolweave.memory.serialization import message_from_dict, message_to_dict
-from toolweave.memory.sqlite import SqliteChatMemoryRepository
-from toolweave.memory.window import MessageWindowChatMemory, apply_window
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import exports
+
+if TYPE_CHECKING:
+    from toolweave.memory.base import (
+        CONVERSATION_ID,
+        DEFAULT_CONVERSATION_ID,
+        ChatMemory,
+        ChatMemoryRepository,
+        WindowedChatMemoryRepository,
+    )
+    from toolweave.memory.in_memory import InMemoryChatMemoryRepository
+    from toolweave.memory.redis import RedisChatMemoryRepository
+    from toolweave.memory.serialization import message_from_dict, message_to_dict
+    from toolweave.memory.sqlite import SqliteChatMemoryRepository
+    from toolweave.memory.window import MessageWindowChatMemory, apply_window
 
 __all__ = [
     'CONVERSATION_ID',
@@ -36,3 +43,23 @@ __all__ = [
     'message_from_dict',
     'message_to_dict',
 ]
+
+if not TYPE_CHECKING:  # type checkers see the imports above; an unknown name stays an error for them
+    __getattr__, __dir__ = exports(
+        __name__,
+        globals(),
+        {
+            'toolweave.memory.base': (
+                'CONVERSATION_ID',
+                'DEFAULT_CONVERSATION_ID',
+                'ChatMemory',
+                'ChatMemoryRepository',
+                'WindowedChatMemoryRepository',
+            ),
+            'toolweave.memory.in_memory': ('InMemoryChatMemoryRepository',),
+            'toolweave.memory.redis': ('RedisChatMemoryRepository',),
+            'toolweave.memory.serialization': ('message_from_dict', 'message_to_dict'),
+            'toolweave.memory.sqlite': ('SqliteChatMemoryRepository',),
+            'toolweave.memory.window': ('MessageWindowChatMemory', 'apply_window'),
+        },
+    )

@@ -1,20 +1,28 @@
-"""Paused runs: :class:`RunState` and the stores that keep them (see :mod:`toolweave.approvals`)."""
+"""Paused runs: :class:`RunState` and the stores that keep them (see :mod:`toolweave.approvals`).
 
-from toolweave.runstate.base import DEFAULT_TTL, InMemoryRunStateStore, RunStateStore
-from toolweave.runstate.redis import RedisRunStateStore
-from toolweave.runstate.sqlite import SqliteRunStateStore
-from toolweave.runstate.state import (
-    RUN_STATE_VERSION,
-    InvalidDecisionError,
-    InvalidRunStateError,
-    MissingDecisionError,
-    RunAlreadyResumedError,
-    RunState,
-    RunStateError,
-    RunStateNotFoundError,
-    RunStateVersionError,
-    UnknownToolCallError,
-)
+The names are imported on first use (:mod:`toolweave._lazy`).
+"""
+
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import exports
+
+if TYPE_CHECKING:
+    from toolweave.runstate.base import DEFAULT_TTL, InMemoryRunStateStore, RunStateStore
+    from toolweave.runstate.redis import RedisRunStateStore
+    from toolweave.runstate.sqlite import SqliteRunStateStore
+    from toolweave.runstate.state import (
+        RUN_STATE_VERSION,
+        InvalidDecisionError,
+        InvalidRunStateError,
+        MissingDecisionError,
+        RunAlreadyResumedError,
+        RunState,
+        RunStateError,
+        RunStateNotFoundError,
+        RunStateVersionError,
+        UnknownToolCallError,
+    )
 
 __all__ = [
     'DEFAULT_TTL',
@@ -33,3 +41,26 @@ __all__ = [
     'SqliteRunStateStore',
     'UnknownToolCallError',
 ]
+
+if not TYPE_CHECKING:  # type checkers see the imports above; an unknown name stays an error for them
+    __getattr__, __dir__ = exports(
+        __name__,
+        globals(),
+        {
+            'toolweave.runstate.base': ('DEFAULT_TTL', 'InMemoryRunStateStore', 'RunStateStore'),
+            'toolweave.runstate.redis': ('RedisRunStateStore',),
+            'toolweave.runstate.sqlite': ('SqliteRunStateStore',),
+            'toolweave.runstate.state': (
+                'RUN_STATE_VERSION',
+                'InvalidDecisionError',
+                'InvalidRunStateError',
+                'MissingDecisionError',
+                'RunAlreadyResumedError',
+                'RunState',
+                'RunStateError',
+                'RunStateNotFoundError',
+                'RunStateVersionError',
+                'UnknownToolCallError',
+            ),
+        },
+    )

@@ -12,12 +12,25 @@ The :class:`~toolweave.advisors.ToolSearchToolCallingAdvisor` puts an index to u
 conversation (:class:`~toolweave.search.sessions.ToolSearchSessions`): made by a
 :data:`ToolIndexFactory`, or by a :class:`CopyableToolIndex`'s ``empty_copy()`` (every built-in
 index is one). In every index, a tool whose name is the query ranks first.
+
+The names are imported on first use (:mod:`toolweave._lazy`).
 """
 
-from toolweave.search.base import DEFAULT_MAX_RESULTS, CopyableToolIndex, ToolIndex, ToolIndexFactory, ToolSearchResult
-from toolweave.search.lexical import LexicalToolIndex
-from toolweave.search.regex import MAX_PATTERN_LENGTH, RegexToolIndex
-from toolweave.search.vector import EmbeddingFunction, VectorToolIndex, default_embedding
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import exports
+
+if TYPE_CHECKING:
+    from toolweave.search.base import (
+        DEFAULT_MAX_RESULTS,
+        CopyableToolIndex,
+        ToolIndex,
+        ToolIndexFactory,
+        ToolSearchResult,
+    )
+    from toolweave.search.lexical import LexicalToolIndex
+    from toolweave.search.regex import MAX_PATTERN_LENGTH, RegexToolIndex
+    from toolweave.search.vector import EmbeddingFunction, VectorToolIndex, default_embedding
 
 __all__ = [
     'DEFAULT_MAX_RESULTS',
@@ -32,3 +45,21 @@ __all__ = [
     'VectorToolIndex',
     'default_embedding',
 ]
+
+if not TYPE_CHECKING:  # type checkers see the imports above; an unknown name stays an error for them
+    __getattr__, __dir__ = exports(
+        __name__,
+        globals(),
+        {
+            'toolweave.search.base': (
+                'DEFAULT_MAX_RESULTS',
+                'CopyableToolIndex',
+                'ToolIndex',
+                'ToolIndexFactory',
+                'ToolSearchResult',
+            ),
+            'toolweave.search.lexical': ('LexicalToolIndex',),
+            'toolweave.search.regex': ('MAX_PATTERN_LENGTH', 'RegexToolIndex'),
+            'toolweave.search.vector': ('EmbeddingFunction', 'VectorToolIndex', 'default_embedding'),
+        },
+    )
