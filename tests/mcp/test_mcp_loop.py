@@ -1,5 +1,5 @@
 """MCP tools in the tool loop: two prefixed servers in call()/acall()/stream(), a round's calls run concurrently,
-spans, the resolver, limits, and tool search over a 100-tool server."""
+spans, the resolver, limits, augmented tools, and tool search over a 100-tool server."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from toolweave.mcp import McpToolCallbackProvider, McpToolCallbackResolver, Serv
 from toolweave.providers import ScriptedChatModel
 from toolweave.search import LexicalToolIndex
 from toolweave.tools import DefaultToolCallingManager, ToolCallLimits
+from toolweave.tools.augment import AgentThinking, AugmentedArgumentEvent, AugmentedToolCallbackProvider
 
 S = ScriptedChatModel
 
@@ -179,3 +180,19 @@ def test_async_context_manager_and_acall(two_servers: McpToolCallbackProvider) -
             return response.content()
 
     assert asyncio.run(run()) == 'Kyiv: sunny, 21 C for 1 day(s) (from weather)'
+
+
+def test_augmented_mcp_tools(two_servers: McpToolCallbackProvider, run_loop: LoopRunner) -> None:
+    thoughts: list[tuple[str, str]] = []
+
+    def consumer(event: AugmentedArgumentEvent[AgentThinking]) -> None:
+        thoughts.append((event.tool_definition.name, event.arguments.inner_thought))
+
+    tools = AugmentedToolCallbackProvider(list(two_servers.tool_callbacks), consumer=consumer)
+    arguments = {'city': 'Oslo', 'inner_thought': 'the user lives in Oslo'}
+    model = S([S.tool_call_response('weather_get_weather', arguments), answer])
+    result = run_loop(ChatClient.create(model).prompt('Weather?').tools(tools))
+    assert result.text == 'Oslo: sunny, 21 C for 1 day(s) (from weather)'
+    assert thoughts == [('weather_get_weather', 'the user lives in Oslo')]
+    sent = {cb.tool_definition.name: cb.tool_definition for cb in model.prompts[0].options.tool_callbacks}
+    assert sent['weather_get_weather'].input_schema['required'] == ['city', 'inner_thought']
