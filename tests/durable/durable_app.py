@@ -17,7 +17,7 @@ from toolweave.chat.messages import AssistantMessage, ToolCall, ToolResponseMess
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.durable import DurableRegistry, ToolRetry
-from toolweave.tools import tool
+from toolweave.tools import ToolContext, tool
 
 PLAN = (('first', '{"x": 1}'), ('second', '{"x": 2}'), ('third', '{"x": 3}'))
 BENCH_PLAN = (
@@ -209,3 +209,10 @@ class SlowModel:
 
     async def stream(self, prompt: Prompt):  # pragma: no cover
         yield await self.acall(prompt)
+
+
+@tool
+def whoami(x: int, context: ToolContext) -> str:
+    """Reads the tool context: a value the caller gave and the history so far."""
+    history = context[ToolContext.TOOL_CALL_HISTORY]
+    return f'user={context["user"]} history={len(history)} last={type(history[-1]).__name__}'

@@ -6,7 +6,20 @@ import asyncio
 import contextlib
 
 import pytest
-from durable_app import PLAN, FailingModel, PlanModel, broken, build_registry, direct, first, huge, second, slow, third
+from durable_app import (
+    PLAN,
+    FailingModel,
+    PlanModel,
+    broken,
+    build_registry,
+    direct,
+    first,
+    huge,
+    second,
+    slow,
+    third,
+    whoami,
+)
 from toolweave import ChatClient, ToolCallingAdvisor
 from toolweave.chat.messages import ToolResponseMessage
 from toolweave.durable import DurableClient, DurableRunError, connect, create_worker
@@ -193,3 +206,52 @@ def test_unknown_names_fail_the_run(temporal_target, task_queue):
         run_durable(temporal_target, task_queue, model='nope')
     assert raised.value.error_type == 'UnknownNameError'
     assert "no model registered as 'nope'" in raised.value.message
+
+
+def test_tool_context_travels_with_the_call(temporal_target, task_queue):
+    plan = ((('whoami', '{"x": 1}'),),)
+    registry = registry_with('m', PlanModel(plan), whoami)
+    response = run_durable(
+        temporal_target, task_queue, registry=registry, model='m', tools=['whoami'], tool_context={'user': 'ada'}
+    )
+    client = ChatClient.builder(PlanModel(plan)).default_tool_context({'user': 'ada'}).build()
+    expected = client.prompt('go').tools(whoami).call().chat_response()
+    assert response.text == expected.text == 'answer: user=ada history=2 last=AssistantMessage'
+
+
+def test_a_tool_the_run_does_not_offer_fails_as_in_process(temporal_target, task_queue):
+    plan = ((('third', '{"x": 1}'),),)
+    with pytest.raises(LookupError) as in_process_error:
+        in_process(PlanModel(plan), first)
+    with pytest.raises(DurableRunError) as raised:
+        run_durable(
+            temporal_target, task_queue, registry=registry_with('m', PlanModel(plan)), model='m', tools=['first']
+        )
+    assert (raised.value.error_type, raised.value.message) == ('LookupError', str(in_process_error.value))
+
+
+def test_events_arrive_while_the_run_runs(temporal_target, task_queue, tool_dir):
+    async def main():
+        async with durable(temporal_target, task_queue) as tw:
+            run = await tw.start('go', model='plan', tools=['first', 'second', 'third'])
+            seen = []
+            async for event in run.events(poll_interval=0.05):
+                seen.append(event)
+                if isinstance(event, ToolResult) and event.name == 'first':
+                    break  # `second` now waits for the go file: the run is still going
+            assert not (tool_dir / 'second.log').exists()
+            (tool_dir / 'go').touch()
+            rest = [e async for e in run.events()]  # a new stream starts from the first event
+            return seen, rest, await run.result()
+
+    seen, rest, response = asyncio.run(main())
+    assert [e.kind for e in seen] == [
+        'round_started',
+        'tool_call_started',
+        'tool_call_ready',
+        'round_finished',
+        'tool_execution_started',
+        'tool_result',
+    ]
+    assert rest[: len(seen)] == seen  # the same events again, from the start
+    assert isinstance(rest[-1], RunFinished) and rest[-1].response.text == response.text
