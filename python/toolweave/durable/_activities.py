@@ -76,7 +76,7 @@ class ToolweaveActivities:
         if 'stop' in fields and fields['stop'] is not None:
             fields['stop'] = tuple(fields['stop'])
         callbacks = tuple(self.registry.tool(name).callback for name in call.tools)
-        options = ToolCallingChatOptions(tool_callbacks=callbacks, tool_context=call.tool_context, **fields)
+        options = ToolCallingChatOptions(tool_callbacks=callbacks, **fields)
         prompt = Prompt(tuple(from_json_value(call.messages)), options)
         try:
             response = await entry.model.acall(prompt)

@@ -53,13 +53,12 @@ class RunOutput(BaseModel):
 
 
 class ModelCall(BaseModel):
-    """One model round: the registered model, the round's messages and options, the tools it is offered."""
+    """One model round: the registered model, the round's messages and options, the names of the tools it is offered."""
 
     model: str
     messages: list[Any]
     options: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list)
-    tool_context: dict[str, Any] = Field(default_factory=dict)
 
 
 class ModelAnswer(BaseModel):

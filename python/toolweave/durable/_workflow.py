@@ -142,7 +142,7 @@ class ToolweaveRun:
             messages = await self._memory_before(run, messages)
         tools = tuple(_ActivityTool(registry, name, run.loop, self._durations) for name in run.tools)
         fields = _option_fields(run.options)
-        options = ToolCallingChatOptions(tool_callbacks=tools, tool_context=run.tool_context, **fields)
+        options = ToolCallingChatOptions(tool_callbacks=tools, tool_context=from_json_value(run.tool_context), **fields)
         request = ChatClientRequest(Prompt(messages, options), {ON_EVENT_CONTEXT_KEY: self._emit})
         engine = RoundEngine(advisor, request, None)
         manager = _workflow_manager(advisor.tool_calling_manager)
@@ -188,13 +188,8 @@ class ToolweaveRun:
             if isinstance(options, ToolCallingChatOptions)
             else []
         )
-        context = dict(options.tool_context) if isinstance(options, ToolCallingChatOptions) else {}
         call = ModelCall(
-            model=model,
-            messages=to_json_value(list(request.prompt.messages)),
-            options=options_of(options),
-            tools=names,
-            tool_context=context,
+            model=model, messages=to_json_value(list(request.prompt.messages)), options=options_of(options), tools=names
         )
         answer = await workflow.execute_activity(
             MODEL_CALL, call, result_type=ModelAnswer, start_to_close_timeout=entry.timeout, retry_policy=entry.retry
