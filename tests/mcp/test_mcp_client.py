@@ -88,7 +88,9 @@ def test_arguments_are_validated_before_the_server_is_asked(weather: McpToolCall
         tools['get_weather'].call('{"days": "two"}')
     cause = cause_of(invalid)
     assert isinstance(cause, InvalidToolArgumentsError)
-    assert cause.problems == ('/: "city" is a required property', '/days: "two" is not of type "integer"')
+    problems = sorted(cause.problems)  # the wording is the core's (Rust, or the pure-Python twin)
+    assert [p.split(': ', 1)[0] for p in problems] == ['/', '/days']
+    assert 'city' in problems[0] and 'required' in problems[0] and 'integer' in problems[1]
     with pytest.raises(ToolExecutionError, match="Invalid arguments for tool 'get_weather'"):
         asyncio.run(tools['get_weather'].acall('{"city": '))
     assert int(tools['weather_calls'].call('{}')) == before  # neither call reached the server

@@ -131,9 +131,9 @@ def test_toolweave_client_against_toolweave_server(transport: str, served_http: 
         }
         result = ChatClient.create(model).prompt('order tea').tools(provider).call().content()
     # the client validated add's arguments against the listed schema (Rust SchemaValidator) before sending
-    assert result == (
-        '2 x tea ordered | Invalid arguments for tool \'add\': /b: "x" is not of type "integer" | Chart of tea:'
-    )
+    ordered, invalid, charted = result.split(' | ')
+    assert (ordered, charted) == ('2 x tea ordered', 'Chart of tea:')
+    assert invalid.startswith("Invalid arguments for tool 'add': /b: ") and 'integer' in invalid
     # the served tool's image came back as a content part on the tool response
     chart = model.prompts[1].messages[-1].responses[2]
     assert [(m.media_type, m.data) for m in chart.media] == [('image/png', SHOP.PNG)]

@@ -46,7 +46,8 @@ def format_tool_name(name: str) -> str:
     """``name`` with every character outside ``[a-zA-Z0-9_-]`` as ``_``, at most 64 characters.
 
     A longer name keeps its first 55 characters and ends with ``_`` and 8 hex digits of its SHA-256,
-    so two long names that share a beginning stay distinct (as Spring's ``McpToolUtils.format``, plus the digest).
+    so two long names that share a beginning stay distinct (Spring's ``McpToolUtils.format`` bounds names too; the
+    digest is toolweave's).
 
     >>> format_tool_name('weather.get forecast')
     'weather_get_forecast'
