@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import subprocess
 import sys
 import time
 from typing import Any
 
 import orjson
 import pytest
-from conftest import import_server_module, stdio
+from conftest import SERVERS, free_port, import_server_module, server_env, stdio, wait_for_port
 from mcp.types import Tool
 from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.mcp import (
@@ -280,3 +281,29 @@ def test_misuse_errors() -> None:
         McpTimeouts(call=0)
     with pytest.raises(TypeError, match='list of tool names'):
         allow_tools(a='get')
+
+
+def test_http_server_going_away_is_a_typed_error_and_a_restarted_one_is_reconnected() -> None:
+    port = free_port()
+    command = [sys.executable, str(SERVERS / 'weather.py'), 'http', str(port)]
+
+    def start() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(command, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        return process
+
+    server = start()
+    try:
+        with McpToolCallbackProvider(StreamableHttpServer('remote', f'http://127.0.0.1:{port}/mcp')) as provider:
+            tool = by_name(provider)['get_weather']
+            assert tool.call('{"city": "Rome"}').startswith('Rome: sunny')
+            server.kill()
+            server.wait(10)
+            with pytest.raises(ToolExecutionError) as gone:
+                tool.call('{"city": "Rome"}')
+            assert isinstance(cause_of(gone), McpConnectionError)
+            server = start()
+            assert tool.call('{"city": "Pisa"}').startswith('Pisa: sunny')  # a new session on the new server
+    finally:
+        server.kill()
+        server.wait(10)
