@@ -18,6 +18,7 @@ from toolweave.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from toolweave.chat.options import ChatOptions
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.durable import DATA_CONVERTER, DurableRegistry, ToolRetry, UnknownNameError
 from toolweave.durable._codec import from_json_value, to_json_value
@@ -132,3 +133,33 @@ def test_codec_refuses_unknown_classes():
 def test_lone_surrogates_become_replacement_characters():
     payload = DATA_CONVERTER.payload_converter.to_payloads([UserMessage('bad \udcff name')])[0]
     assert DATA_CONVERTER.payload_converter.from_payloads([payload])[0] == UserMessage('bad \ufffd name')
+
+
+def test_options_and_tools_reach_the_model(temporal_target, task_queue):
+    class Recording(PlanModel):
+        def __init__(self):
+            super().__init__(((('first', '{"x": 1}'),),))
+            self.options = []
+
+        async def acall(self, prompt):
+            self.options.append(prompt.options)
+            return await super().acall(prompt)
+
+    model = Recording()
+    registry = build_registry()
+    registry.add_model('rec', model)
+    options = ChatOptions(model='m-1', temperature=0.2, max_tokens=50, stop=('END', 'STOP'), extra_body={'k': [1]})
+    response = run_durable(
+        temporal_target, task_queue, registry=registry, model='rec', tools=['first', 'third'], options=options
+    )
+    assert response.text == 'answer: first=10'
+    assert len(model.options) == 2
+    for seen in model.options:
+        assert (seen.model, seen.temperature, seen.max_tokens, seen.stop, dict(seen.extra_body)) == (
+            'm-1',
+            0.2,
+            50,
+            ('END', 'STOP'),
+            {'k': [1]},
+        )
+        assert [c.tool_definition.name for c in seen.tool_callbacks] == ['first', 'third']

@@ -37,7 +37,15 @@ from toolweave.tools._concurrent import call_async
 from toolweave.tools.context import ToolContext, tool_call_scope
 from toolweave.tools.retry import is_invalid_arguments
 
-__all__ = ['MEMORY_AFTER', 'MEMORY_BEFORE', 'MODEL_CALL', 'TOOL_CALL', 'ToolweaveActivities', 'options_of']
+__all__ = [
+    'MEMORY_AFTER',
+    'MEMORY_BEFORE',
+    'MODEL_CALL',
+    'TOOL_CALL',
+    'ToolweaveActivities',
+    'option_fields',
+    'options_of',
+]
 
 MODEL_CALL = 'toolweave.model_call'
 TOOL_CALL = 'toolweave.tool_call'
@@ -58,6 +66,11 @@ def options_of(options: ChatOptions | None) -> dict[str, Any]:
     return {name: to_json_value(getattr(options, name)) for name in names if getattr(options, name) not in (None, {})}
 
 
+def option_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``ChatOptions`` fields :func:`options_of` gave ``data`` from."""
+    return {name: from_json_value(value) for name, value in data.items()}
+
+
 class ToolweaveActivities:
     """The activities bound to one registry (give :meth:`all` to the Temporal ``Worker``)."""
 
@@ -72,11 +85,8 @@ class ToolweaveActivities:
     async def model_call(self, call: ModelCall) -> ModelAnswer:
         """One model round (``acall``) of the registered model, with the registered tools offered."""
         entry = self.registry.model(call.model)
-        fields = {k: from_json_value(v) for k, v in call.options.items()}
-        if 'stop' in fields and fields['stop'] is not None:
-            fields['stop'] = tuple(fields['stop'])
         callbacks = tuple(self.registry.tool(name).callback for name in call.tools)
-        options = ToolCallingChatOptions(tool_callbacks=callbacks, **fields)
+        options = ToolCallingChatOptions(tool_callbacks=callbacks, **option_fields(call.options))
         prompt = Prompt(tuple(from_json_value(call.messages)), options)
         try:
             response = await entry.model.acall(prompt)

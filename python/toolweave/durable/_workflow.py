@@ -39,7 +39,7 @@ from toolweave.chat.messages import ToolCall, ToolResponse
 from toolweave.chat.options import ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
-from toolweave.durable._activities import MEMORY_AFTER, MEMORY_BEFORE, MODEL_CALL, TOOL_CALL, options_of
+from toolweave.durable._activities import MEMORY_AFTER, MEMORY_BEFORE, MODEL_CALL, TOOL_CALL, option_fields, options_of
 from toolweave.durable._codec import from_json_value, to_json_value
 from toolweave.durable._records import (
     EventsPage,
@@ -141,7 +141,7 @@ class ToolweaveRun:
         if run.memory is not None:
             messages = await self._memory_before(run, messages)
         tools = tuple(_ActivityTool(registry, name, run.loop, self._durations) for name in run.tools)
-        fields = _option_fields(run.options)
+        fields = option_fields(run.options)
         options = ToolCallingChatOptions(tool_callbacks=tools, tool_context=from_json_value(run.tool_context), **fields)
         request = ChatClientRequest(Prompt(messages, options), {ON_EVENT_CONTEXT_KEY: self._emit})
         engine = RoundEngine(advisor, request, None)
@@ -341,13 +341,6 @@ def _run_failure(error: ActivityError) -> ApplicationError:
 def _resuming(request: ChatClientRequest, resumption: Resumption) -> ChatClientRequest:
     """The run's request, resuming: the engine takes the prompt and the progress from the state."""
     return ChatClientRequest(request.prompt, {**request.context, RESUME_CONTEXT_KEY: resumption})
-
-
-def _option_fields(options: dict[str, Any]) -> dict[str, Any]:
-    fields = {k: from_json_value(v) for k, v in options.items()}
-    if fields.get('stop') is not None:
-        fields['stop'] = tuple(fields['stop'])
-    return fields
 
 
 def _workflow_manager(manager: ToolCallingManager) -> ToolCallingManager:
