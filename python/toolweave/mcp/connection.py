@@ -27,6 +27,7 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from toolweave.mcp.errors import McpClientError, McpConnectionError, McpTimeoutError, McpToolCallError
 from toolweave.mcp.servers import McpConnectionInfo, McpServer, McpTimeouts
@@ -87,9 +88,7 @@ class McpConnection:
             McpTimeoutError: not connected and listed within ``timeouts.connect``.
             McpConnectionError: the transport or the handshake failed.
         """
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        async with self._mutex():
             if self._client is not None:
                 return self._client
             await self._drop()
@@ -97,11 +96,15 @@ class McpConnection:
 
     async def close(self) -> None:
         """Shut the session (and a subprocess) down; idempotent. A later call connects again."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        async with self._mutex():
             await self._drop()
         self._lock = None  # the provider may reopen on a new background loop
+
+    def _mutex(self) -> asyncio.Lock:
+        """The lock serialising connect, drop and close (made on the loop that first needs it)."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """``tools/call`` ``name`` with ``arguments`` (the server's own tool name).
@@ -123,6 +126,8 @@ class McpConnection:
             if error.code != CONNECTION_CLOSED:
                 raise McpToolCallError(self.name, error.message) from error
             cause: Exception = error
+        except ValidationError as error:  # the session works; this answer did not fit the protocol
+            raise McpToolCallError(self.name, f"MCP server '{self.name}' sent an invalid result: {error}") from error
         except Exception as error:  # noqa: BLE001 - any transport failure: the session is unusable
             cause = error
         await self._lost(client)
@@ -148,7 +153,7 @@ class McpConnection:
     def _timeout(self, name: str) -> McpTimeoutError:
         return McpTimeoutError(
             self.name,
-            f"MCP server '{self.name}' did not answer a call to '{name}' within {self.timeouts.call:g} seconds",
+            f"MCP server '{self.name}' did not answer a call to '{name}' within {_seconds(self.timeouts.call)}",
         )
 
     async def _open(self) -> Client:
@@ -164,7 +169,7 @@ class McpConnection:
         except asyncio.TimeoutError:
             self._task.cancel()  # still in the handshake: nothing to shut down gracefully
             await self._drop()
-            message = f"MCP server '{self.name}' did not connect within {self.timeouts.connect:g} seconds"
+            message = f"MCP server '{self.name}' did not connect within {_seconds(self.timeouts.connect)}"
             raise McpTimeoutError(self.name, message) from None
         except BaseException:
             await self._drop()
@@ -208,7 +213,7 @@ class McpConnection:
             return leaf
         if isinstance(leaf, TimeoutError) or (isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
             message = (
-                f"MCP server '{self.name}' did not answer its handshake within {self.timeouts.initialize:g} seconds"
+                f"MCP server '{self.name}' did not answer its handshake within {_seconds(self.timeouts.initialize)}"
             )
             return McpTimeoutError(self.name, message)
         return McpConnectionError(self.name, f"cannot connect to MCP server '{self.name}': {_describe(error)}")
@@ -221,7 +226,7 @@ class McpConnection:
                 with anyio.fail_after(self.timeouts.initialize):
                     page = await client.list_tools(cursor=cursor, cache_mode='refresh')
             except TimeoutError:
-                message = f"MCP server '{self.name}' did not list its tools within {self.timeouts.initialize:g} seconds"
+                message = f"MCP server '{self.name}' did not list its tools within {_seconds(self.timeouts.initialize)}"
                 raise McpTimeoutError(self.name, message) from None
             tools.extend(page.tools)
             cursor = page.next_cursor
@@ -231,8 +236,7 @@ class McpConnection:
 
     async def _lost(self, client: Client) -> None:
         """Drop the session ``client`` belongs to, unless a newer one replaced it already."""
-        assert self._lock is not None  # connect() made it
-        async with self._lock:
+        async with self._mutex():
             if self._client is client:
                 await self._drop()
 
@@ -285,3 +289,8 @@ def _describe(error: BaseException) -> str:
     error = _leaf(error)
     text = str(error).strip()
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
+
+
+def _seconds(bound: float | None) -> str:
+    """A bound for an error message: ``'0.5 seconds'``; ``None`` (no bound of ours) names the SDK's."""
+    return "the SDK's time limit" if bound is None else f'{bound:g} seconds'
