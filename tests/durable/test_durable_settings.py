@@ -163,3 +163,16 @@ def test_options_and_tools_reach_the_model(temporal_target, task_queue):
             {'k': [1]},
         )
         assert [c.tool_definition.name for c in seen.tool_callbacks] == ['first', 'third']
+
+
+def test_a_call_lost_on_every_attempt_reaches_the_model_as_a_timeout():
+    from temporalio.exceptions import TimeoutType
+    from toolweave.durable._workflow import lost_call_error
+    from toolweave.tools.provider import to_tool_callbacks
+
+    definition = to_tool_callbacks(slow)[0].tool_definition
+    lost = lost_call_error(definition, TimeoutType.HEARTBEAT, timedelta(seconds=5.5), 3)
+    assert str(lost) == "Tool 'slow' did not finish: the worker running it was lost (3 attempt(s))."
+    assert type(lost.cause) is TimeoutError and lost.__cause__ is lost.cause
+    bound = lost_call_error(definition, TimeoutType.START_TO_CLOSE, timedelta(seconds=5.5), 1)
+    assert str(bound) == "Tool 'slow' did not finish within 5.5 seconds (1 attempt(s))."

@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, TemporalError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError, TimeoutError, TimeoutType
 
 from toolweave.advisors._rounds import ExecuteTools, Finish, Pause, RoundEngine, _tool_result, _ToolEvents
 from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
@@ -66,7 +66,6 @@ from toolweave.exceptions import (
     ToolExecutionError,
 )
 from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState, RunStateError
-from toolweave.tools._concurrent import timeout_error
 from toolweave.tools.context import ToolContext, current_tool_call
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager
@@ -277,14 +276,32 @@ class _ActivityTool:
                 retry_policy=self._retry,
             )
         except ActivityError as error:
-            if isinstance(error.cause, TimeoutError):  # lost on every attempt: the model hears it timed out
-                raise timeout_error(self, self._bound.total_seconds()) from None
+            if isinstance(error.cause, TimeoutError):  # timed out or lost on every attempt: the model hears it
+                lost = lost_call_error(self._definition, error.cause.type, self._bound, self._retry.maximum_attempts)
+                raise lost from lost.cause
             raise
         self._durations[call_id] = outcome.duration
         if outcome.text is not None:
             text: str = outcome.text
             return text
         raise ToolExecutionError(self._definition, _rebuilt_cause(self.name, outcome), outcome.message)
+
+
+def lost_call_error(
+    definition: ToolDefinition, kind: TimeoutType | None, bound: timedelta, attempts: int
+) -> ToolExecutionError:
+    """The error (cause ``TimeoutError``) a call becomes when every attempt timed out or lost its worker.
+
+    Its text is what the model reads: the activity's time bound was passed, or (no heartbeat) the
+    worker running the call was lost, ``attempts`` times.
+    """
+    if kind is TimeoutType.HEARTBEAT:
+        message = f"Tool '{definition.name}' did not finish: the worker running it was lost ({attempts} attempt(s))."
+    else:
+        message = (
+            f"Tool '{definition.name}' did not finish within {bound.total_seconds():g} seconds ({attempts} attempt(s))."
+        )
+    return ToolExecutionError(definition, builtins.TimeoutError(message), message)
 
 
 class _DurableToolEvents(_ToolEvents):
