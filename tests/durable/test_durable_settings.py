@@ -26,7 +26,6 @@ from toolweave.durable._registry import model_retry_policy
 from toolweave.events import RunFinished, ToolCallReady
 from toolweave.exceptions import ProviderTimeoutError
 from toolweave.providers import RetryPolicy, Timeouts
-from toolweave.tools import ToolCallingManager as _  # noqa: F401 - the public tools package imports
 from toolweave.tools.manager import DefaultToolCallingManager
 
 
