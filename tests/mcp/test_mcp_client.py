@@ -7,6 +7,7 @@ import functools
 import os
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -164,8 +165,10 @@ def test_slow_call_times_out_and_the_session_is_kept() -> None:
 
 def test_connect_failures_are_typed() -> None:
     dead = StdioServer('dead', sys.executable, ['-c', 'pass'])
+    threads = threading.active_count()
     with pytest.raises(McpConnectionError, match="cannot connect to MCP server 'dead'"):
         McpToolCallbackProvider(dead).connect()
+    assert threading.active_count() == threads  # the failed provider left no background loop thread
     mute = StdioServer('mute', sys.executable, ['-c', 'import time; time.sleep(60)'])
     started = time.monotonic()
     with pytest.raises(McpTimeoutError, match="MCP server 'mute' did not connect within 1 seconds"):

@@ -104,12 +104,20 @@ class McpToolCallbackProvider:
             McpConnectionError, McpTimeoutError: a server could not be connected (the others are closed).
             ValueError: the prefix generator gave two tools the same name.
         """
-        self._loop.run(self._connect_all())
+        try:
+            self._loop.run(self._connect_all())
+        except BaseException:
+            self._loop.stop()  # nothing is open: no thread is left behind
+            raise
         return self
 
     async def aconnect(self) -> Self:
         """Async :meth:`connect`."""
-        await self._loop.arun(self._connect_all())
+        try:
+            await self._loop.arun(self._connect_all())
+        except BaseException:
+            await asyncio.to_thread(self._loop.stop)
+            raise
         return self
 
     def refresh(self) -> tuple[McpToolCallback, ...]:
@@ -154,10 +162,14 @@ class McpToolCallbackProvider:
     async def _connect_all(self) -> None:
         results = await asyncio.gather(*(c.connect() for c in self._connections), return_exceptions=True)
         failure = next((r for r in results if isinstance(r, BaseException)), None)
+        if failure is None:
+            try:
+                self._rebuild()
+            except ValueError as error:  # two tools named alike
+                failure = error
         if failure is not None:
             await self._close_all()
             raise failure
-        self._rebuild()
         self._connected = True
 
     async def _refresh_all(self) -> None:
