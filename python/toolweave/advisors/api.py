@@ -12,7 +12,7 @@ import abc
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
@@ -28,6 +28,7 @@ __all__ = [
     'ChatClientResponse',
     'StreamAdvisor',
     'StreamAdvisorChain',
+    'UnknownAdvisorParamWarning',
 ]
 
 HIGHEST_PRECEDENCE = -(2**31)
@@ -94,8 +95,23 @@ class StreamAdvisorChain(Protocol):
         ...
 
 
+class UnknownAdvisorParamWarning(UserWarning):
+    """A request carries an advisor parameter that no advisor on its chain declares (see :attr:`Advisor.advisor_params`)."""
+
+
 class Advisor(abc.ABC):
-    """Anything on the chain: a name and an order (lower runs first)."""
+    """Anything on the chain: a name and an order (lower runs first).
+
+    Attributes:
+        advisor_params: The request parameters (``spec.advisors(key=value)``, ``advisor_param(key,
+            value)``) this advisor reads from ``request.context``. The chain warns once per key
+            (:class:`UnknownAdvisorParamWarning`) when a request carries a parameter that no advisor
+            on it declares, e.g. a misspelt ``chat_memory_conversaton_id``. Declare yours as a class
+            attribute: ``advisor_params = frozenset({'tenant'})``. Keys starting with
+            ``toolweave.`` are the library's own and never warned about.
+    """
+
+    advisor_params: ClassVar[frozenset[str]] = frozenset()
 
     @property
     def name(self) -> str:

@@ -4,12 +4,20 @@ The chain is immutable: each step hands the next advisor a view that starts one 
 down, so a chain can be re-entered any number of times. ``copy(after)`` builds a chain of the
 advisors after a given one; the ``ToolCallingAdvisor`` uses it to call the rest of the chain once
 per round. Advisors are sorted by ``order`` with a stable sort (equal orders keep their insertion order).
+
+A chain built with the public constructor checks the first request it runs: a parameter in its
+context that no advisor on the chain declares (``Advisor.advisor_params``) is warned about once per
+key and process (:class:`~toolweave.advisors.api.UnknownAdvisorParamWarning`), so a misspelt
+``chat_memory_conversaton_id`` does not silently put every user into the ``'default'`` conversation.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import cast
+import difflib
+import threading
+import warnings
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, cast
 
 from toolweave.advisors.api import (
     Advisor,
@@ -17,6 +25,7 @@ from toolweave.advisors.api import (
     ChatClientRequest,
     ChatClientResponse,
     StreamAdvisor,
+    UnknownAdvisorParamWarning,
 )
 
 __all__ = ['DefaultAroundAdvisorChain']
@@ -39,6 +48,7 @@ class DefaultAroundAdvisorChain:
             _check_advisors(advisors)
         self._advisors: tuple[Advisor, ...] = tuple(advisors) if _sorted else tuple(sorted(advisors, key=_order))
         self._position = _position
+        self._check_params = not _sorted
 
     @property
     def advisors(self) -> tuple[Advisor, ...]:
@@ -47,21 +57,27 @@ class DefaultAroundAdvisorChain:
 
     def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (blocking)."""
-        _check_request(request)
+        self._check(request)
         index = self._next_index(CallAdvisor)
         return cast(CallAdvisor, self._advisors[index]).advise_call(request, self._after(index))
 
     async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (async)."""
-        _check_request(request)
+        self._check(request)
         index = self._next_index(CallAdvisor)
         return await cast(CallAdvisor, self._advisors[index]).aadvise_call(request, self._after(index))
 
     def next_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
         """Run the next :class:`StreamAdvisor`."""
-        _check_request(request)
+        self._check(request)
         index = self._next_index(StreamAdvisor)
         return cast(StreamAdvisor, self._advisors[index]).advise_stream(request, self._after(index))
+
+    def _check(self, request: ChatClientRequest) -> None:
+        _check_request(request)
+        if self._check_params:
+            self._check_params = False
+            warn_unknown_params(request.context, self._advisors)
 
     def copy(self, after: Advisor) -> DefaultAroundAdvisorChain:
         """A chain of the advisors after ``after`` (Spring ``copy(CallAdvisor after)``).
@@ -84,6 +100,34 @@ class DefaultAroundAdvisorChain:
             if isinstance(self._advisors[index], kind):
                 return index
         raise LookupError(f'No {kind.__name__} left on the chain: add a model advisor at LOWEST_PRECEDENCE')
+
+
+_WARNED: set[str] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def warn_unknown_params(context: Mapping[str, Any], advisors: Sequence[Advisor]) -> None:
+    """Warn once per key (and process) about ``context`` keys no advisor of ``advisors`` declares.
+
+    Keys starting with ``toolweave.`` (the library's own) and non-string keys are skipped. The
+    message names the key, the advisors' declared parameters closest to it, and how to declare one.
+    """
+    declared: set[str] = set().union(*(a.advisor_params for a in advisors))
+    for key in context:
+        if not isinstance(key, str) or key.startswith('toolweave.') or key in declared:
+            continue
+        with _WARNED_LOCK:
+            if key in _WARNED:
+                continue
+            _WARNED.add(key)
+        close = difflib.get_close_matches(key, sorted(declared), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ''
+        warnings.warn(
+            f"advisor parameter '{key}' is read by no advisor on the chain{hint}; it is ignored. "
+            'An advisor declares the parameters it reads in its advisor_params class attribute.',
+            UnknownAdvisorParamWarning,
+            stacklevel=4,
+        )
 
 
 def _order(advisor: Advisor) -> int:

@@ -61,6 +61,8 @@ class MessageChatMemoryAdvisor(BaseChatMemoryAdvisor):
         ValueError: ``chat_memory`` is ``None``, ``conversation_id`` is empty; or, per request, the parameter is empty.
     """
 
+    advisor_params = frozenset({CONVERSATION_ID})
+
     def __init__(
         self,
         chat_memory: ChatMemory,

@@ -126,6 +126,8 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
             ``system_message_suffix`` is not a ``str``.
     """
 
+    advisor_params = frozenset({CONVERSATION_ID})
+
     def __init__(
         self,
         tool_calling_manager: ToolCallingManager | None = None,

@@ -9,13 +9,11 @@ shared two-core machine one request took 26 s instead of 2 s), a fixed seed and 
 is stopped by :meth:`LocalChatModel.close`, the context managers, garbage collection or interpreter
 exit, whichever comes first.
 
-Trade-off of the prompting (see :mod:`toolweave.providers._local_prompting`): example exchanges make
-the base model call tools, at the price of about 80 prompt tokens per example per round (cached by
-llama.cpp after the first round) and answers that imitate the examples' style. Examples written for
-the real tools (``examples=``) work best; synthesised ones (a question phrased from the tool's
-description, a one-sentence result, an answer restating it) work for questions that mention the
-tool's argument values, whatever the tool returns (a sentence, a number, JSON). Questions unlike
-any example may get text instead of a tool call.
+Each round is constrained by a grammar (llama.cpp with llguidance), chosen from the conversation
+(see :meth:`LocalChatModel.plan`): a round after the user's question writes well-formed calls to the
+offered tools with arguments valid for their schemas, values taken from the question; a round after
+the tool results writes one sentence of plain text. So the 270M base model calls tools in every
+turn of a conversation with memory, and answers carry no tool markup or special tokens.
 """
 
 from __future__ import annotations
@@ -26,22 +24,37 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from toolweave.chat.messages import AssistantMessage, ToolResponseMessage, UserMessage
+from toolweave.advisors.tool_search import TOOL_SEARCH_TOOL_NAME
+from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.exceptions import LocalModelError
-from toolweave.providers._local_prompting import HERMES_GEMMA_TEMPLATE, ToolExample, example_messages
+from toolweave.providers._local_grammar import (
+    answer_grammar,
+    answer_vocabulary,
+    call_grammar,
+    clean_answer,
+    mentions_results,
+    numbers_in,
+    parse_calls,
+    question_parts,
+    relevant_tools,
+)
+from toolweave.providers._local_prompting import HERMES_GEMMA_TEMPLATE, ToolExample, example_messages, tools_message
 from toolweave.providers._openai_wire import merge_options
 from toolweave.providers.openai import OpenAIChatModel
+from toolweave.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -49,47 +62,96 @@ if TYPE_CHECKING:
 __all__ = ['LocalChatModel', 'ToolExample', 'ensure_model_file']
 
 _INSTALL_HINT = "install it with: pip install 'toolweave[local]'"
-TOOL_ROUND_STOP = ('</tool_call>',)
-"""Stop sequences of a round that should call a tool (otherwise the base model repeats the call)."""
-ANSWER_ROUND_STOP = ('\n', '<tool_call>', '<tool_response>')
-"""Stop sequences of a round that should answer in one line; ``<tool_call>`` keeps it from calling again.
-
-So the local model makes one tool call per user turn: the base model, allowed to call again after a
-tool result, tends to repeat a call until the loop's limit."""
-ANSWER_ROUND_LOGIT_BIAS = (('<', False),)
-"""llama.cpp ``logit_bias`` of the answer round: the token ``<`` is never sampled.
-
-After a tool result the base model tends to start its turn with ``<tool_call>`` or an echoed
-``<tool_response>``, which the stop sequences then cut to an empty answer (measured: 16 of 24
-natural questions over three tool shapes). Banning ``<`` makes it write the sentence instead; the
-price is that an answer-round reply can contain no ``<``."""
-
-
 FALLBACK_KEY = 'localToolResponseFallback'
-"""Generation metadata key set (``True``) when an empty answer-round reply was replaced by the tool results."""
+"""Generation metadata key set (``True``) when an answer was replaced by the tool results' text."""
+ROUND_KEY = 'localRound'
+"""Generation metadata key: the kind of round the grammar allowed (``'call'``, ``'answer'`` or ``'open'``)."""
+GRAMMAR_KEYS = frozenset(('grammar', 'json_schema', 'response_format'))
+"""``extra_body`` keys with which the caller constrains a round itself (the round is then ``'open'``)."""
 
 
-def _fallback_text(prompt: Prompt) -> str | None:
-    """The tool results' text when the prepared ``prompt`` is an answer round (tools given, last message tool responses)."""
-    options = prompt.options
-    last = prompt.messages[-1] if prompt.messages else None
-    if not (isinstance(options, ToolCallingChatOptions) and options.tool_callbacks):
+@dataclass(frozen=True)
+class RoundPlan:
+    """What one round may write, decided from the conversation (see :meth:`LocalChatModel.plan`).
+
+    Attributes:
+        kind: ``'call'`` (``len(parts)`` tool calls), ``'answer'`` (one sentence) or ``'open'`` (as sent).
+        tools: The tools a call round may call.
+        parts: The parts of the question, one call each (grounding its string values).
+        question: The last user message's text.
+        results: The tool results of this turn (an answer must restate one of them).
+        numbers: The question's numbers (the values a call's numbers may take).
+        earlier: The texts of the conversation's earlier answers (copying one is not restating the results).
+        said: Every user and assistant text of the conversation (an answer's words come from these,
+            the question and the results).
+    """
+
+    kind: Literal['call', 'answer', 'open']
+    tools: tuple[ToolDefinition, ...] = ()
+    parts: tuple[str, ...] = ()
+    question: str = ''
+    results: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+    earlier: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
+
+    def grammar(self) -> str | None:
+        """The Lark grammar of the round, ``None`` for an open round."""
+        if self.kind == 'call':
+            return call_grammar(self.tools, self.parts, self.numbers)
+        if self.kind == 'answer':
+            return answer_grammar(answer_vocabulary((self.question, *self.results, *self.said)))
         return None
-    if not isinstance(last, ToolResponseMessage):
-        return None
-    text = ' '.join(' '.join(r.response_data.split()) for r in last.responses if r.response_data.strip())
-    return text or None
 
 
-def _with_fallback(prompt: Prompt, response: ChatResponse) -> ChatResponse:
-    """``response``, or, for an answer round with no text and no tool call, a copy answering with the tool results."""
-    fallback = _fallback_text(prompt)
+def _turn_results(messages: Sequence[Message]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(results, tool names)`` of the tool responses after the last user message."""
+    results: list[str] = []
+    last_names: tuple[str, ...] = ()
+    for message in messages:
+        if isinstance(message, UserMessage):
+            results = []
+        elif isinstance(message, ToolResponseMessage):
+            results.extend(r.response_data for r in message.responses)
+            last_names = tuple(r.name for r in message.responses)
+    return tuple(results), last_names
+
+
+def _chosen_tools(definitions: Sequence[ToolDefinition], choice: object) -> tuple[ToolDefinition, ...]:
+    """The tools ``tool_choice`` allows: one named by ``{'function': {'name': ...}}``, else all."""
+    function = choice.get('function') if isinstance(choice, Mapping) else None
+    name = function.get('name') if isinstance(function, Mapping) else None
+    return tuple(d for d in definitions if name is None or d.name == name)
+
+
+def _fallback(plan: RoundPlan) -> str:
+    return ' '.join(' '.join(r.split()) for r in plan.results if r.strip())
+
+
+def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
+    """The response as the round's kind allows: tool calls parsed from the text, or a clean, grounded answer.
+
+    A call round's ``<tool_call>`` blocks become tool calls (finish ``tool_calls``). An answer that is
+    empty, or restates nothing of the tool results (:func:`mentions_results`), becomes the results'
+    text with ``{FALLBACK_KEY: True}`` in the generation's metadata.
+    """
     generation = response.result
-    if fallback is None or response.has_tool_calls() or (generation is not None and generation.output.text.strip()):
+    if plan.kind == 'open' or generation is None:
         return response
-    metadata = {**(generation.metadata if generation else {}), FALLBACK_KEY: True}
-    finish = generation.finish_reason if generation else 'stop'
-    output = AssistantMessage(fallback, (), generation.output.metadata if generation else {})
+    metadata: dict[str, Any] = {**generation.metadata, ROUND_KEY: plan.kind}
+    finish = generation.finish_reason
+    calls = parse_calls(generation.output.text) if plan.kind == 'call' else []
+    if calls:
+        tool_calls = tuple(ToolCall(f'call_{uuid.uuid4().hex[:16]}', 'function', n, a) for n, a in calls)
+        output = AssistantMessage(None, tool_calls, generation.output.metadata)
+        finish = 'tool_calls'
+    else:
+        text = clean_answer(generation.output.text)
+        grounded = text and mentions_results(text, plan.results, plan.question, plan.earlier)
+        if plan.results and not grounded and _fallback(plan):
+            text = _fallback(plan)
+            metadata[FALLBACK_KEY] = True
+        output = AssistantMessage(text, (), generation.output.metadata)
     return dataclasses.replace(response, generations=(Generation(output, finish, metadata),))
 
 
@@ -148,27 +210,33 @@ class LocalChatModel:
     r"""A :class:`~toolweave.chat.ChatModel` backed by an embedded llama.cpp server (Gemma 3 270M base).
 
     The server starts on first use (or on :meth:`start` / ``with``); requests go through an
-    :class:`OpenAIChatModel`. Each request is adapted for the small base model:
+    :class:`OpenAIChatModel`. Each round is planned from the conversation (:meth:`plan`) and
+    constrained by a grammar, so what the small base model writes is well formed by construction:
 
-    - ``max_tokens`` is always set (``max_tokens`` argument, default 128), temperature 0 and the seed
-      fixed unless the prompt's options say otherwise;
-    - with tools: example exchanges (``examples``, or synthesised from the tool definitions) are put
-      after the system messages, and ``stop`` is :data:`TOOL_ROUND_STOP` when the last message is the
-      user's, :data:`ANSWER_ROUND_STOP` (newline, ``<tool_call>``, ``<tool_response>``) when it is a tool
-      response, unless the prompt sets ``stop`` itself. So one tool call per user turn;
-    - without tools: ``stop`` is ``\n`` unless set;
-    - on the answer round (tools given, last message tool responses) ``extra_body['logit_bias']`` is
-      :data:`ANSWER_ROUND_LOGIT_BIAS` (the token ``<`` is never sampled) unless the prompt sets
-      ``logit_bias`` itself: the base model otherwise tends to open its answer with another
-      ``<tool_call>``, which the stop sequences cut to nothing. So an answer cannot contain ``<``.
+    - after the user's message, with tools: a *call* round. The model writes one call per
+      coordinated part of the question (``'weather in Rome and in Madrid'``: two; at most three) to
+      tools it chooses among the offered ones, with arguments valid for the tool's input schema;
+      free string values are spans of the question's words and numbers the question's numbers.
+      ``tool_choice={'type': 'function', 'function': {'name': ...}}`` narrows the tools;
+      ``tool_choice='none'`` makes it an answer round;
+    - after tool results: an *answer* round, except right after a ``toolSearchTool`` result, which is
+      a call round over the other offered tools (the tool-search flow: search, then call the found
+      tool). An answer is one sentence of plain text (no ``<``: no tool markup, no special token)
+      made of the conversation's words (question, tool results, earlier turns) and common ones, so it
+      invents no figure and carries no stray token. An answer that restates nothing
+      of the results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
+      (``'localToolResponseFallback'``) in the generation's metadata;
+    - without tools: an answer round (no results to restate);
+    - a request whose ``extra_body`` sets ``grammar``, ``json_schema`` or ``response_format``, that asks
+      for structured output (``output_schema``: sent as ``response_format``), or whose last message is
+      the assistant's: an *open* round, sent as it is.
 
-    Empty answers: if an answer round still ends with no text and no tool call, the response's
-    content is the tool results' text (whitespace collapsed, several results joined by a space)
-    instead of ``''``, and its generation's metadata carries ``{FALLBACK_KEY: True}``
-    (``'localToolResponseFallback'``); in a stream that text comes as one chunk before the final
-    one. It is a last resort (with the bias above it did not trigger on our measured questions): no
-    extra request is made, so the latency and usage are those of the empty round, and the caller
-    gets the tool's own words rather than nothing.
+    Every generation's metadata says which with :data:`ROUND_KEY` (``'localRound'``). The tools are
+    listed in the first message (not sent as OpenAI ``tools``: llama.cpp refuses a grammar next to
+    them), then example exchanges (``examples``, or one neutral exchange synthesised from the first
+    tool's schema, with placeholders such as ``'the city'``), then the conversation. ``max_tokens``
+    is always set (per call in call rounds), temperature 0 and the seed fixed unless the prompt's
+    options say otherwise. Streaming sends each planned round whole, as one chunk, once it is checked.
 
     Args:
         examples: Example exchanges for the tools you will pass (only those whose tool is in the request are used).
@@ -179,7 +247,8 @@ class LocalChatModel:
         n_threads: CPU threads for generation and prompt processing.
         startup_timeout: Seconds to wait for the server to load the model and answer ``/health``.
         request_timeout: Seconds for each HTTP wait of a request.
-        chat_template: Jinja template; the default is a Hermes-style template over Gemma turns.
+        chat_template: Jinja template; ``None`` = :data:`~toolweave.providers._local_prompting.HERMES_GEMMA_TEMPLATE`
+            (Gemma turns, Hermes-style tool calls and results).
         default_options: Options under the prompt's (the per-round settings above are applied below these).
 
     Raises:
@@ -199,7 +268,7 @@ class LocalChatModel:
         n_threads: int = 1,
         startup_timeout: float = 120.0,
         request_timeout: float = 120.0,
-        chat_template: str = HERMES_GEMMA_TEMPLATE,
+        chat_template: str | None = None,
         default_options: ChatOptions | None = None,
     ) -> None:
         self.examples = tuple(examples or ())
@@ -209,7 +278,7 @@ class LocalChatModel:
         self.n_threads = n_threads
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
-        self.chat_template = chat_template
+        self.chat_template = HERMES_GEMMA_TEMPLATE if chat_template is None else chat_template
         self.default_options = default_options
         self._model_path = model_path
         self._lock = threading.Lock()
@@ -300,74 +369,99 @@ class LocalChatModel:
             raise LocalModelError('the local model was closed')
         return chat
 
-    def prepare(self, prompt: Prompt) -> Prompt:
-        """The prompt actually sent: examples inserted, ``max_tokens``/``stop``/temperature/seed filled in."""
+    def plan(self, prompt: Prompt) -> RoundPlan:
+        """What the next round of ``prompt`` may write (see the class docstring); no request is made."""
+        options = self._options(prompt)
+        messages = prompt.messages
+        native_output = options.output_schema is not None  # JSON-schema output: llama.cpp's response_format
+        if (
+            native_output
+            or GRAMMAR_KEYS & set(options.extra_body)
+            or not messages
+            or isinstance(messages[-1], AssistantMessage)
+        ):
+            return RoundPlan('open')
+        question = prompt.last_user_message.text if prompt.last_user_message else ''
+        results, last_names = _turn_results(messages)
+        numbers = tuple(numbers_in([question]))
+        tools: tuple[ToolDefinition, ...] = ()
+        if isinstance(options, ToolCallingChatOptions) and options.tool_choice != 'none':
+            tools = _chosen_tools([cb.tool_definition for cb in options.tool_callbacks], options.tool_choice)
+        if tools and isinstance(messages[-1], ToolResponseMessage):
+            searched = bool(last_names) and set(last_names) == {TOOL_SEARCH_TOOL_NAME}
+            tools = tuple(d for d in tools if d.name != TOOL_SEARCH_TOOL_NAME) if searched else ()
+        if not tools:
+            earlier = tuple(m.text for m in messages if isinstance(m, AssistantMessage) and m.text)
+            said = tuple(m.text for m in messages if isinstance(m, (UserMessage, AssistantMessage)) and m.text)
+            return RoundPlan('answer', (), (), question, results, numbers, earlier, said)
+        if len(tools) == 1 and tools[0].name == TOOL_SEARCH_TOOL_NAME:
+            return RoundPlan('call', tools, (question,), question, results, numbers)
+        asked = [m.text for m in reversed(messages) if isinstance(m, UserMessage)]
+        parts = tuple(question_parts(question))
+        return RoundPlan('call', relevant_tools(tools, asked), parts, question, results, numbers)
+
+    def _options(self, prompt: Prompt) -> ChatOptions:
         options: ChatOptions = prompt.options or ChatOptions()
         if self.default_options is not None:
             options = merge_options(self.default_options, options) or options
-        messages = list(prompt.messages)
-        tools = options.tool_callbacks if isinstance(options, ToolCallingChatOptions) else ()
-        last = messages[-1] if messages else None
-        if tools:
-            definitions = [cb.tool_definition for cb in tools]
-            question = prompt.last_user_message.text if prompt.last_user_message else ''
-            system_count = next((i for i, m in enumerate(messages) if m.message_type.value != 'system'), len(messages))
-            messages[system_count:system_count] = example_messages(definitions, question, self.examples)
-        stop = options.stop
-        if stop is None:
-            stop = TOOL_ROUND_STOP if tools and isinstance(last, UserMessage) else ANSWER_ROUND_STOP
-            if tools and not isinstance(last, (UserMessage, ToolResponseMessage)):
-                stop = None
-        extra_body = options.extra_body
-        if tools and isinstance(last, ToolResponseMessage) and 'logit_bias' not in extra_body:
-            extra_body = {**extra_body, 'logit_bias': [list(pair) for pair in ANSWER_ROUND_LOGIT_BIAS]}
-        filled = dataclasses.replace(
+        return options
+
+    def prepare(self, prompt: Prompt) -> Prompt:
+        """The prompt actually sent: tool listing and examples put first, grammar and sampling settings filled in.
+
+        A planned round's options are plain :class:`ChatOptions` (no tools) with ``extra_body['grammar']``.
+        """
+        return self._prepare(prompt, self.plan(prompt))
+
+    def _prepare(self, prompt: Prompt, plan: RoundPlan) -> Prompt:
+        options = self._options(prompt)
+        filled: ChatOptions = dataclasses.replace(
             options,
-            max_tokens=options.max_tokens if options.max_tokens is not None else self.max_tokens,
+            max_tokens=options.max_tokens
+            if options.max_tokens is not None
+            else self.max_tokens * max(1, len(plan.parts)),
             temperature=options.temperature if options.temperature is not None else 0.0,
             seed=options.seed if options.seed is not None else self.seed,
-            stop=stop,
-            extra_body=extra_body,
         )
-        return Prompt(tuple(messages), filled)
+        if plan.kind == 'open':
+            return Prompt(prompt.messages, filled)
+        offered = (
+            [cb.tool_definition for cb in options.tool_callbacks] if isinstance(options, ToolCallingChatOptions) else []
+        )
+        messages: list[Message] = list(prompt.messages)
+        if offered:
+            system_count = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+            messages[system_count:system_count] = example_messages(offered, self.examples)
+            messages.insert(0, SystemMessage(tools_message(offered)))
+        plain = ChatOptions(**{f.name: getattr(filled, f.name) for f in dataclasses.fields(ChatOptions)})
+        plain = dataclasses.replace(plain, extra_body={**plain.extra_body, 'grammar': plan.grammar()})
+        return Prompt(tuple(messages), plain)
 
     def call(self, prompt: Prompt) -> ChatResponse:
         """Blocking request (starts the server on first use)."""
-        prepared = self.prepare(prompt)
-        return _with_fallback(prepared, self._chat().call(prepared))
+        plan = self.plan(prompt)
+        return _finish(plan, self._chat().call(self._prepare(prompt, plan)))
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         """Async request (a first-use start runs in a worker thread)."""
         if not self.running:
             await asyncio.to_thread(self.start)
-        prepared = self.prepare(prompt)
-        return _with_fallback(prepared, await self._chat().acall(prepared))
+        plan = self.plan(prompt)
+        return _finish(plan, await self._chat().acall(self._prepare(prompt, plan)))
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        """Streamed request: text deltas, then one chunk with whole tool calls, finish reason and usage."""
+        """Streamed request: a planned round as one checked chunk (text or tool calls, finish reason, usage).
+
+        An open round streams as the server sends it.
+        """
         if not self.running:
             await asyncio.to_thread(self.start)
-        prepared = self.prepare(prompt)
-        fallback = _fallback_text(prepared)
-        held: list[ChatResponse] = []  # chunks of an answer round that has shown no text yet
-        async for chunk in self._chat().stream(prepared):
-            if fallback is None or chunk.text.strip() or chunk.has_tool_calls():
-                fallback = None
-                for waiting in held:
-                    yield waiting
-                held.clear()
-                yield chunk
-            else:
-                held.append(chunk)
-        if fallback is not None:
-            first = next((c for c in held if c.id is not None), None)
-            yield ChatResponse(
-                (Generation(AssistantMessage(fallback), None, {FALLBACK_KEY: True}),),
-                id=first.id if first else None,
-                model=first.model if first else None,
-            )
-            for waiting in held:
-                yield waiting
+        plan = self.plan(prompt)
+        if plan.kind != 'open':
+            yield _finish(plan, await self._chat().acall(self._prepare(prompt, plan)))
+            return
+        async for chunk in self._chat().stream(self._prepare(prompt, plan)):
+            yield chunk
 
     def close(self) -> None:
         """Stop the server and free the model (idempotent); a later request starts a new server."""
