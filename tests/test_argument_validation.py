@@ -198,7 +198,7 @@ def test_budget_is_per_tool_and_configurable():
         _response(ToolCall('c3', 'function', 'patient_add', '{"a": "x"}')),
     )
     assert result.conversation_history[-1].responses[0].response_data.startswith('Invalid arguments')
-    with pytest.raises(ToolRetryBudgetExceededError):
+    with pytest.raises(ToolRetryBudgetExceededError, match=r"'patient_add' 3 times in this turn \(max_retries=2\)"):
         manager.execute_tool_calls(
             _prompt(add, patient_add, history=(*history, *_invalid('patient_add', 3))),
             _response(ToolCall('c4', 'function', 'patient_add', '{"a": "x"}')),
@@ -206,7 +206,7 @@ def test_budget_is_per_tool_and_configurable():
 
 
 def test_budget_counts_calls_in_the_same_batch():
-    with pytest.raises(ToolRetryBudgetExceededError):
+    with pytest.raises(ToolRetryBudgetExceededError, match=r"'add' 2 times in this turn \(max_retries=1\)"):
         DefaultToolCallingManager().execute_tool_calls(
             _prompt(add),
             _response(ToolCall('c1', 'function', 'add', '{"a": "x"}'), ToolCall('c2', 'function', 'add', '[')),

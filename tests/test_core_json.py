@@ -121,9 +121,9 @@ def test_lone_surrogate_in_str(core: SimpleNamespace) -> None:
 
 
 def test_wrong_type(core: SimpleNamespace) -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='expects str, bytes or dict, got NoneType'):
         core.parse_arguments(None)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='expects str, bytes or dict, got bytearray'):
         core.parse_arguments(bytearray(b'{}'))
 
 
@@ -134,7 +134,7 @@ def test_depth_limit(core: SimpleNamespace) -> None:
     with pytest.raises(ToolArgumentsError, match='nesting deeper than 200 levels') as info:
         core.parse_arguments(too_deep)
     assert info.value.position == 205
-    with pytest.raises(ToolArgumentsError):
+    with pytest.raises(ToolArgumentsError, match='nesting deeper than 200 levels'):
         core.parse_arguments('[' * 100_000)
 
 

@@ -262,7 +262,7 @@ def test_reads_that_split_utf8_characters_ask_the_arguments_received_so_far(
             agg.feed(body[a:b])
             complete = bisect.bisect_right(ends, b)  # events fed whole so far
             if complete == 0:
-                with pytest.raises(IndexError):
+                with pytest.raises(IndexError, match='no tool call at index 0'):
                     agg.partial_arguments(0)
             elif name == 'rust' or b == ends[complete - 1]:  # the twin (re-parsing) only at event ends
                 text = ''.join(fragments[:complete])

@@ -228,5 +228,5 @@ def test_lenient_objects_back_to_back_that_disagree_raise_naming_the_keys(
 
 def test_objects_back_to_back_stay_an_error_in_strict_and_partial_modes(core: SimpleNamespace) -> None:
     for mode in ('strict', 'partial'):
-        with pytest.raises(ToolArgumentsError):
+        with pytest.raises(ToolArgumentsError, match='extra data after the JSON value'):
             core.parse_arguments('{"a": 1}{"b": 2}', mode)

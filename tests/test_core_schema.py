@@ -222,7 +222,7 @@ def test_validator_validate_json(core):
     assert bad.value.position == 7
     with pytest.raises(ToolArgumentsError, match='array'):
         v.validate_json('[1]')
-    with pytest.raises(SchemaValidationError):
+    with pytest.raises(SchemaValidationError, match='n.? is a required property'):
         v.validate_json('  ')  # blank is {} and n is required
     with pytest.raises(TypeError, match='str or bytes'):
         v.validate_json(3)

@@ -123,7 +123,7 @@ def test_unknown_tool_warns_then_raises(caplog):
 def test_resolver_only_with_fallback_enabled():
     resolver = StaticToolCallbackResolver([MethodToolCallback(add)])
     off = DefaultToolCallingManager(tool_callback_resolver=resolver)
-    with pytest.raises(LookupError):
+    with pytest.raises(LookupError, match='No ToolCallback found for tool name: add'):
         off.execute_tool_calls(prompt(), response(call('add', '{"a": 1, "b": 1}')))
     on = DefaultToolCallingManager(tool_callback_resolver=resolver, resolution_fallback_enabled=True)
     assert responses(on.execute_tool_calls(prompt(), response(call('add', '{"a": 1, "b": 1}')))) == [
@@ -192,7 +192,7 @@ def test_exception_processor_rethrow_rules():
         DefaultToolCallingManager(
             exception_processor=DefaultToolExecutionExceptionProcessor(rethrow=[LookupError, ValueError])
         ).execute_tool_calls(p, response(call('fails', '{"code": 1}')))
-    with pytest.raises(ToolExecutionError):
+    with pytest.raises(ToolExecutionError, match='bad code 1'):
         DefaultToolCallingManager(
             exception_processor=DefaultToolExecutionExceptionProcessor(always_throw=True)
         ).execute_tool_calls(p, response(call('fails', '{"code": 1}')))
@@ -273,7 +273,7 @@ def test_limit_checked_before_lookup_and_knobs():
         call('missing', '{}', 'm2'),
     )
     # 'missing' is not a tool: the first call passes the limit check (5th call) then fails lookup
-    with pytest.raises(LookupError):
+    with pytest.raises(LookupError, match='No ToolCallback found for tool name: missing'):
         manager.execute_tool_calls(prompt(add, nothing), chat)
     limits_tight = ToolCallLimits().max_total_tool_calls(1).with_behavior(ToolCallLimitBehavior.RETURN_ERROR_RESPONSE)
     result = DefaultToolCallingManager(limits=limits_tight).execute_tool_calls(

@@ -134,7 +134,7 @@ def test_unserialisable_metadata_is_a_type_error_and_changes_nothing(repository)
     repository.save_all('c', [UserMessage('kept')])
     if isinstance(repository, InMemoryChatMemoryRepository):
         return  # keeps Python objects as they are: nothing to serialise
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='not JSON serializable: object'):
         repository.save_all('c', [UserMessage('new', {'obj': object()})])
     assert repository.find_by_conversation_id('c') == [UserMessage('kept')]
 

@@ -66,7 +66,7 @@ def test_timeouts_are_checked_when_built(kwargs: dict[str, Any], error: type[Exc
 
 @pytest.mark.parametrize(('value', 'error'), [(-5, ValueError), ('x', TypeError), (0, ValueError)])
 def test_a_single_timeout_number_is_checked(value: Any, error: type[Exception]) -> None:
-    with pytest.raises(error):
+    with pytest.raises(error, match='Timeouts.connect must be a positive number' if error is ValueError else 'got .x.'):
         Timeouts.of(value)
 
 

@@ -133,5 +133,5 @@ def test_replay_chat_model_from_files() -> None:
     with ReplayChatModel(lambda url: OllamaChatModel(base_url=url, model='m'), [RECORDED / 'ollama-answer.json']) as r:
         assert r.call(Prompt.of('hi', ChatOptions(seed=3))).text == 'It is 18 C and sunny in Paris.'
         assert r.requests[0].json['options'] == {'seed': 3}
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='cannot send a object to Ollama'):
         OllamaChatModel().request_body(Prompt((object(),)))  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from toolweave.chat import (
     Usage,
     UserMessage,
 )
+from toolweave.core import to_dialect
 from toolweave.providers import ChatModelError, OpenAIChatModel, RetryPolicy
 
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -489,11 +490,8 @@ def test_tools_are_never_strict_by_default() -> None:
 
 
 def test_strict_uses_the_openai_strict_dialect() -> None:
-    native = pytest.importorskip('toolweave._native')
-    if not hasattr(native, 'to_dialect'):
-        pytest.skip('to_dialect (issue #3) is not in this build yet')
     body = OpenAIChatModel(api_key='', strict=True).request_body(tool_round_prompt())
     function = body['tools'][0]['function']
     assert function['strict'] is True
-    assert function['parameters'] == native.to_dialect(WeatherTool.tool_definition.input_schema, 'openai-strict')
+    assert function['parameters'] == to_dialect(WeatherTool.tool_definition.input_schema, 'openai-strict')
     assert function['parameters']['additionalProperties'] is False

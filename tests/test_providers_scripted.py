@@ -8,15 +8,19 @@ from toolweave.chat.stream import ChatResponseAggregator
 from toolweave.providers import ScriptedChatModel, ScriptExhaustedError
 
 
-def stream(model: ScriptedChatModel, prompt: Prompt) -> list[ChatResponse]:
+def stream(model: ChatModel, prompt: Prompt) -> list[ChatResponse]:
     async def run() -> list[ChatResponse]:
         return [chunk async for chunk in model.stream(prompt)]
 
     return asyncio.run(run())
 
 
-def test_is_a_chat_model() -> None:
-    assert isinstance(ScriptedChatModel([]), ChatModel)
+def test_answers_every_chat_model_entry_point() -> None:
+    # mypy proves the method shapes (README quick start); this checks that each entry point answers the next step.
+    model: ChatModel = ScriptedChatModel([ScriptedChatModel.text_response(t) for t in ('one', 'two', 'three')])
+    assert model.call(Prompt.of('1')).text == 'one'
+    assert asyncio.run(model.acall(Prompt.of('2'))).text == 'two'
+    assert ''.join(chunk.text for chunk in stream(model, Prompt.of('3'))) == 'three'
 
 
 def test_returns_script_in_order_and_records_prompts() -> None:
@@ -36,7 +40,7 @@ def test_exhausted_script_raises_clearly() -> None:
     with pytest.raises(ScriptExhaustedError, match='request 2 arrived but the script has only 1 response'):
         model.call(Prompt.of('b'))
     assert len(model.prompts) == 2
-    with pytest.raises(ScriptExhaustedError):
+    with pytest.raises(ScriptExhaustedError, match=r'request 3 arrived .* last message: UserMessage\(text=.c.'):
         stream(model, Prompt.of('c'))
 
 

@@ -67,10 +67,18 @@ def test_the_set_is_big_enough_and_bilingual() -> None:
     assert expected <= {t['name'] for t in DATA['tools']}
 
 
-def test_every_index_is_a_tool_index(lexical: LexicalToolIndex, regex: RegexToolIndex) -> None:
-    assert isinstance(lexical, ToolIndex)
-    assert isinstance(regex, ToolIndex)
-    assert isinstance(VectorToolIndex(hashed_embedding), ToolIndex)
+@pytest.mark.parametrize('kind', ['lexical', 'regex', 'vector'])
+def test_every_index_keeps_the_tool_index_contract(kind: str) -> None:
+    # The ToolIndex promises (mypy proves the method shapes): same name replaces, at most max_results, clear forgets.
+    makers = {'lexical': LexicalToolIndex, 'regex': RegexToolIndex, 'vector': lambda: VectorToolIndex(hashed_embedding)}
+    index: ToolIndex = makers[kind]()
+    index.index_tools(definitions())
+    assert len(index.search('weather', 5)) >= 2 and len(index.search('weather', 1)) == 1
+    index.index_tool(ToolDefinition('get_weather', 'Tide tables for a harbour', {'type': 'object'}))
+    (hit,) = [r for r in index.search('tide tables harbour', 50) if r.name == 'get_weather']
+    assert hit.description == 'Tide tables for a harbour'
+    index.clear()
+    assert index.search('tide tables harbour', 5) == []
 
 
 @pytest.mark.parametrize('case', QUERIES, ids=[q['query'] for q in QUERIES])

@@ -119,7 +119,7 @@ def test_retries_stop_at_the_total(mode: str) -> None:
     with FaultServer(unavailable) as server:
         model = build_model('openai', server.url, timeout=timeouts(2.5), retry=RetryPolicy(max_retries=50))
         started = time.monotonic()
-        with pytest.raises(ServerError):
+        with pytest.raises(ServerError, match='failed with HTTP 503: busy'):
             run(model, mode)
         assert time.monotonic() - started < 2.5 + MARGIN
         model.close()

@@ -116,7 +116,7 @@ def test_the_limit_is_exact_and_configurable(mode: str) -> None:
     with FaultServer(respond) as server:
         model = build_model('openai', server.url, max_response_bytes=limit, retry=RetryPolicy(max_retries=0))
         assert run(model, mode).text == 'hi'
-        with pytest.raises(ResponseTooLargeError):
+        with pytest.raises(ResponseTooLargeError, match=f'more than max_response_bytes={limit}; reading stopped'):
             run(model, mode)
         model.close()
 
@@ -131,7 +131,7 @@ def test_a_compressed_bomb_is_bounded_by_its_decoded_size(mode: str) -> None:
 
     with FaultServer(respond) as server:
         model = build_model('openai', server.url, max_response_bytes=1024 * 1024)
-        with pytest.raises(ResponseTooLargeError):
+        with pytest.raises(ResponseTooLargeError, match='more than max_response_bytes=1048576; reading stopped'):
             run(model, mode)
         model.close()
 

@@ -80,7 +80,7 @@ def test_a_wrongly_typed_answer_field(provider: str) -> None:
     body = json.dumps({FIELDS[provider]: 'text instead of a structure'}).encode()
     with FaultServer(answering(200, body)) as server:
         model = build_model(provider, server.url)
-        with pytest.raises(ResponseFormatError):
+        with pytest.raises(ResponseFormatError, match=f"answered HTTP 200 with no '{FIELDS[provider]}' an "):
             run(model, 'call')
         model.close()
 

@@ -95,5 +95,5 @@ def test_encode_json_is_the_fast_path_for_valid_text() -> None:
     body = {'messages': [{'content': 'plain ✓'}]}
     assert encode_json(body) == json.dumps(body, ensure_ascii=False, separators=(',', ':')).encode()
     assert encode_json({'k\udcff': ['v\ud800', ('t\udfff',)]}) == '{"k\ufffd":["v\ufffd",["t\ufffd"]]}'.encode()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match='not JSON serializable: object'):
         encode_json({'x': object()})
