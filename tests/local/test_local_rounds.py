@@ -106,6 +106,28 @@ def test_a_search_result_makes_a_call_round_over_the_found_tools() -> None:
     assert first.kind == 'call' and first.parts == ('Weather in Lima and Quito?',)  # one search for the question
 
 
+def test_a_question_no_offered_tool_names_searches_first() -> None:
+    history = (
+        UserMessage('What is the weather in Paris?'),
+        AssistantMessage('It is sunny in Paris.'),
+        UserMessage('Please order 2 pizzas.'),
+    )
+    plan = LocalChatModel().plan(Prompt(history, options(SEARCH, WEATHER)))  # found before: get_weather
+    assert [d.name for d in plan.tools] == ['toolSearchTool']
+    without_search = LocalChatModel().plan(Prompt(history, options(WEATHER)))
+    assert [d.name for d in without_search.tools] == ['get_weather']  # the earlier question decides
+
+
+def test_the_answer_restates_the_last_round_only() -> None:
+    messages = (
+        *after_call('toolSearchTool', '{"tools": ["get_weather"]}', 'Weather in Lima?'),
+        AssistantMessage(None, (ToolCall('c2', 'function', 'get_weather', '{"city": "Lima"}'),)),
+        ToolResponseMessage((ToolResponse('c2', 'get_weather', '18 C in Lima'),)),
+    )
+    plan = LocalChatModel().plan(Prompt(messages, options(SEARCH, WEATHER)))
+    assert (plan.kind, plan.results) == ('answer', ('18 C in Lima',))
+
+
 def test_tool_choice_narrows_or_switches_off_the_calls() -> None:
     asked = (UserMessage('What is the weather in Paris?'),)
     named = {'type': 'function', 'function': {'name': 'place_order'}}

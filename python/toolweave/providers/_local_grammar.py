@@ -211,7 +211,7 @@ def _tool_stems(definition: ToolDefinition) -> set[str]:
 
 
 def relevant_tools(definitions: Sequence[ToolDefinition], questions: Sequence[str]) -> tuple[ToolDefinition, ...]:
-    """The tools sharing the most words with the first of ``questions`` (newest first) that shares any; else all.
+    """The tools sharing the most words with the first of ``questions`` (newest first) that shares any; else none.
 
     Words are compared stemmed (``teas`` ~ ``tea``, ``ordering`` ~ ``order``), without function
     words, against each tool's name, description and parameter names. ``'Order 2 teas'`` ->
@@ -223,7 +223,7 @@ def relevant_tools(definitions: Sequence[ToolDefinition], questions: Sequence[st
         best = max(scores, default=0)
         if best:
             return tuple(d for d, score in zip(definitions, scores, strict=True) if score == best)
-    return tuple(definitions)
+    return ()
 
 
 def _alternation(values: Sequence[str]) -> str:

@@ -79,7 +79,7 @@ class RoundPlan:
         tools: The tools a call round may call.
         parts: The parts of the question, one call each (grounding its string values).
         question: The last user message's text.
-        results: The tool results of this turn (an answer must restate one of them).
+        results: The last round's tool results (an answer must restate one of them).
         numbers: The question's numbers (the values a call's numbers may take).
         earlier: The texts of the conversation's earlier answers (copying one is not restating the results).
         said: Every user and assistant text of the conversation (an answer's words come from these,
@@ -105,16 +105,27 @@ class RoundPlan:
 
 
 def _turn_results(messages: Sequence[Message]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(results, tool names)`` of the tool responses after the last user message."""
-    results: list[str] = []
-    last_names: tuple[str, ...] = ()
-    for message in messages:
-        if isinstance(message, UserMessage):
-            results = []
-        elif isinstance(message, ToolResponseMessage):
-            results.extend(r.response_data for r in message.responses)
-            last_names = tuple(r.name for r in message.responses)
-    return tuple(results), last_names
+    """``(results, tool names)`` of the last message when it holds tool responses (the round to answer from)."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, ToolResponseMessage):
+        return (), ()
+    return tuple(r.response_data for r in last.responses), tuple(r.name for r in last.responses)
+
+
+def _callable(
+    tools: tuple[ToolDefinition, ...], messages: Sequence[Message], question: str
+) -> tuple[ToolDefinition, ...]:
+    """The tools a call round offers: those the question names (:func:`relevant_tools`).
+
+    When it names none: the search tool if offered (look the tool up), else the tools an earlier
+    question named (a follow-up such as ``'And in Tokyo?'``), else all of them.
+    """
+    named = relevant_tools(tools, [question])
+    search = tuple(d for d in tools if d.name == TOOL_SEARCH_TOOL_NAME)
+    if named or search:
+        return named or search
+    asked = [m.text for m in reversed(messages) if isinstance(m, UserMessage)]
+    return relevant_tools(tools, asked) or tools
 
 
 def _chosen_tools(definitions: Sequence[ToolDefinition], choice: object) -> tuple[ToolDefinition, ...]:
@@ -396,9 +407,8 @@ class LocalChatModel:
             return RoundPlan('answer', (), (), question, results, numbers, earlier, said)
         if len(tools) == 1 and tools[0].name == TOOL_SEARCH_TOOL_NAME:
             return RoundPlan('call', tools, (question,), question, results, numbers)
-        asked = [m.text for m in reversed(messages) if isinstance(m, UserMessage)]
         parts = tuple(question_parts(question))
-        return RoundPlan('call', relevant_tools(tools, asked), parts, question, results, numbers)
+        return RoundPlan('call', _callable(tools, messages, question), parts, question, results, numbers)
 
     def _options(self, prompt: Prompt) -> ChatOptions:
         options: ChatOptions = prompt.options or ChatOptions()
