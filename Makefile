@@ -9,12 +9,13 @@ BUILT := $(VENV)/.toolweave-built
 PEERS := $(VENV)/.toolweave-peers
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
-.PHONY: help demo test bench lint build clean fuzz redis-server soak
+.PHONY: help demo test bench bench-service lint build clean fuzz redis-server soak
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
+	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents (~2-3 min)'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
 	@echo 'make soak   - reliability attacks randomised and longer, SOAK_SECONDS (60) per area, prints figures'
 	@echo 'make fuzz   - cargo fuzz (nightly) on the stream and JSON parsers, FUZZ_SECONDS (60) per target'
@@ -54,6 +55,11 @@ $(PEERS): pyproject.toml | $(BUILT)
 
 bench: $(BUILT) $(PEERS)
 	$(PY) -m pytest benches -q --benchmark-enable --benchmark-columns=min,mean,median,rounds --benchmark-sort=name
+
+# Starlette + uvicorn, one streaming tool-loop endpoint per framework against a paced mock provider; writes
+# benches/results/service.md/.png (benches/service/run.py --help for duration, concurrency, pacing).
+bench-service: $(BUILT)
+	$(PY) benches/service/run.py
 
 lint: $(BUILT)
 	$(VENV)/bin/ruff check python tests benches
