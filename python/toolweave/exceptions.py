@@ -19,6 +19,7 @@ __all__ = [
     'InvalidApiKeyError',
     'InvalidToolArgumentsError',
     'LocalModelError',
+    'MissingApiKeyError',
     'ProviderConnectionError',
     'ProviderError',
     'ProviderRedirectError',
@@ -261,6 +262,14 @@ class InvalidApiKeyError(ValueError):
 
     Raised when a model is built. The message gives the position of the first bad character and never
     the key itself.
+    """
+
+
+class MissingApiKeyError(ValueError):
+    """A model built without the API key its provider needs (no ``api_key``, its environment variables unset).
+
+    Raised when the model is built, before any request (which would go out without authentication).
+    ``api_key=''`` means "no key" for a server that needs none (a local OpenAI-compatible server).
     """
 
 

@@ -9,7 +9,7 @@ from toolweave._lazy import exports
 
 if TYPE_CHECKING:
     from toolweave.exceptions import ChatModelError, LocalModelError
-    from toolweave.providers._http import RetryPolicy, Timeouts
+    from toolweave.providers._http import HttpSettings, RetryPolicy, Timeouts
     from toolweave.providers._local_prompting import ToolExample
     from toolweave.providers.anthropic import AnthropicChatModel
     from toolweave.providers.gemini import GeminiChatModel
@@ -24,6 +24,7 @@ __all__ = [
     'AnthropicChatModel',
     'ChatModelError',
     'GeminiChatModel',
+    'HttpSettings',
     'LocalChatModel',
     'LocalModelError',
     'OllamaChatModel',
@@ -45,7 +46,7 @@ if not TYPE_CHECKING:  # type checkers see the imports above; an unknown name st
         globals(),
         {
             'toolweave.exceptions': ('ChatModelError', 'LocalModelError'),
-            'toolweave.providers._http': ('RetryPolicy', 'Timeouts'),
+            'toolweave.providers._http': ('HttpSettings', 'RetryPolicy', 'Timeouts'),
             'toolweave.providers._local_prompting': ('ToolExample',),
             'toolweave.providers.anthropic': ('AnthropicChatModel',),
             'toolweave.providers.gemini': ('GeminiChatModel',),

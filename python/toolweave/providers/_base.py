@@ -15,6 +15,7 @@ import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -27,24 +28,18 @@ from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, ToolCallDeltas, aggregate_to_chat_response, tool_call_delta_chunk
 from toolweave.exceptions import (
     IncompleteStreamError,
+    MissingApiKeyError,
     ProviderError,
     ProviderStreamError,
     ResponseFormatError,
     StreamFormatError,
 )
 from toolweave.providers._errors import excerpt, provider_error_message, request_id_of
-from toolweave.providers._http import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    HttpTransport,
-    RetryPolicy,
-    Timeouts,
-    body_chunks,
-    encode_json,
-)
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs, HttpTransport, body_chunks, encode_json
 from toolweave.providers._secrets import check_header_value, clean_api_key, sensitive_header_secrets
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing_extensions import Self, Unpack
 
 __all__ = ['HttpChatModel', 'normalized', 'text_chunk']
 
@@ -58,69 +53,74 @@ class HttpChatModel:
     """Base of the HTTP chat models: blocking, async and streaming over :class:`HttpTransport`.
 
     Args:
-        base_url: API root (each provider has its default).
-        api_key: The key; ``None`` reads the provider's environment variables. Surrounding whitespace
-            (a key read from a file) is stripped; a control or non-ASCII character raises
-            :class:`~toolweave.exceptions.InvalidApiKeyError`, which does not show the key. The key never
-            appears in reprs, logs or errors, in any form (escaped, encoded, cut short).
         model: Model name used when the options carry none.
         default_options: Options under the prompt's; the prompt's win field by field.
-        timeout: Seconds for each phase (connect, each read, write, pool) or a :class:`Timeouts`
-            (``total`` bounds the whole request).
-        http_client: Borrowed blocking client (not closed by the model).
-        async_http_client: Borrowed async client (not closed by the model).
-        extra_headers: Added to every request; values of headers whose name looks secret
-            (``Authorization``, ``*-key``, ``*token*``, ...) are redacted like the key.
-        retry: Retry policy (default: 2 retries, 0.5 s doubling, ``Retry-After`` honoured).
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB); beyond it
-            :class:`~toolweave.exceptions.ResponseTooLargeError`.
+        settings: How to reach the provider (:class:`~toolweave.providers.HttpSettings`): URL, key,
+            timeouts, retries, headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (``base_url=``,
+            ``api_key=``, ``timeout=``, ``retry=``, ...); it wins over ``settings``.
 
     Raises:
+        MissingApiKeyError: No key (``api_key`` not given, its environment variables unset) for a provider
+            that needs one, talking to that provider's own API (its default host). ``api_key=''`` sends
+            none, for a server that needs none.
         InvalidApiKeyError: The key, or a secret-looking extra header, holds a control or non-ASCII character.
         ValueError: Another extra header does, or ``max_response_bytes`` is not a positive int.
+        TypeError: An argument that is not a setting.
     """
 
     provider: ClassVar[str] = 'http'
     stream_format: ClassVar[str] = 'openai-chat'
     default_base_url: ClassVar[str] = ''
     api_key_env: ClassVar[tuple[str, ...]] = ()
+    api_key_required: ClassVar[bool] = False
+    """Whether the provider's own API (:attr:`default_base_url`'s host) needs a key."""
     answer_field: ClassVar[tuple[str, type]] = ('choices', list)
     """The field a 2xx JSON answer must have, and its type (else :class:`ResponseFormatError`)."""
 
     def __init__(
         self,
-        base_url: str | None = None,
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        self.base_url = (base_url or self.default_base_url).rstrip('/')
+        settings = dataclasses.replace(settings or HttpSettings(), **connection)
+        self.settings = settings
+        """The connection settings the model was built with (the key hidden from its repr)."""
+        self.base_url = (settings.base_url or self.default_base_url).rstrip('/')
         self.model = model
         self.default_options = default_options
-        self.timeout = timeout
+        self.timeout = settings.timeout
+        owner = type(self).__name__
+        api_key = settings.api_key
         if api_key is None:
             api_key = next((os.environ[n] for n in self.api_key_env if os.environ.get(n)), None)
-        owner = type(self).__name__
+            if api_key is None and self._needs_api_key():
+                names = ' or '.join(self.api_key_env)
+                raise MissingApiKeyError(
+                    f'{owner} needs an API key for {self.base_url}: pass api_key=... or set {names} '
+                    "(api_key='' sends none, for a server that needs none)"
+                )
         self._api_key = clean_api_key(api_key, owner)
-        self._extra_headers = dict(extra_headers or {})
+        self._extra_headers = dict(settings.extra_headers or {})
         for name, value in self._extra_headers.items():
             check_header_value(name, value, owner)
         self._transport = HttpTransport(
             self.provider,
-            timeout=timeout,
-            retry=retry,
+            timeout=settings.timeout,
+            retry=settings.retry,
             secrets=[s for s in (api_key, self._api_key) if s] + sensitive_header_secrets(self._extra_headers),
-            http_client=http_client,
-            async_http_client=async_http_client,
-            max_response_bytes=max_response_bytes,
+            http_client=settings.http_client,
+            async_http_client=settings.async_http_client,
+            max_response_bytes=settings.max_response_bytes,
         )
+
+    def _needs_api_key(self) -> bool:
+        """Whether a missing key is an error: the provider needs one and this is its own API's host."""
+        own_host = urlsplit(self.default_base_url).hostname
+        return self.api_key_required and own_host is not None and urlsplit(self.base_url).hostname == own_host
 
     def __repr__(self) -> str:
         return f'{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})'

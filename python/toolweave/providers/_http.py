@@ -41,8 +41,8 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing, contextmanager
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, cast
 
 import httpx
 import orjson
@@ -62,6 +62,8 @@ from toolweave.providers._secrets import Redactor, redact_library_logs
 __all__ = [
     'DEFAULT_MAX_RESPONSE_BYTES',
     'ERROR_BODY_LIMIT',
+    'HttpSettings',
+    'HttpSettingsArgs',
     'HttpTransport',
     'RetryPolicy',
     'Timeouts',
@@ -160,6 +162,52 @@ class RetryPolicy:
             return max(0.0, retry_after)
         base = min(self.max_delay, self.initial_delay * self.multiplier**attempt)
         return base * (1.0 - self.jitter * random.random())
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How an HTTP model reaches its provider: one object that every provider takes (``settings=``).
+
+    Every field can also be passed to a provider as a keyword of the same name (``base_url=``,
+    ``api_key=``, ...), which wins over the object's field. The key is never shown in the repr.
+
+    Attributes:
+        base_url: API root (``None``: the provider's default).
+        api_key: The key; ``None`` reads the provider's environment variables; ``''`` sends none (a
+            local OpenAI-compatible server). Surrounding whitespace is stripped; a control or
+            non-ASCII character raises :class:`~toolweave.exceptions.InvalidApiKeyError`. The key never
+            appears in reprs, logs or errors, in any form.
+        timeout: Seconds for each phase (connect, each read, write, pool) or a :class:`Timeouts`
+            (``total`` bounds the whole request).
+        retry: Retry policy (default: 2 retries, 0.5 s doubling, ``Retry-After`` honoured).
+        extra_headers: Added to every request; values of secret-looking headers (``Authorization``,
+            ``*-key``, ``*token*``, ...) are redacted like the key.
+        http_client: Borrowed blocking client (never closed by the model).
+        async_http_client: Borrowed async client (never closed by the model; one loop only).
+        max_response_bytes: Largest non-streamed answer read, in bytes after content decoding.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float | Timeouts = 60.0
+    retry: RetryPolicy | None = None
+    extra_headers: Mapping[str, str] | None = None
+    http_client: httpx.Client | None = None
+    async_http_client: httpx.AsyncClient | None = None
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+
+class HttpSettingsArgs(TypedDict, total=False):
+    """The fields of :class:`HttpSettings` as keyword arguments of a provider (``**connection``)."""
+
+    base_url: str | None
+    api_key: str | None
+    timeout: float | Timeouts
+    retry: RetryPolicy | None
+    extra_headers: Mapping[str, str] | None
+    http_client: httpx.Client | None
+    async_http_client: httpx.AsyncClient | None
+    max_response_bytes: int
 
 
 def decode_json(text: str) -> Any:

@@ -11,9 +11,8 @@ returned in ``metadata['anthropic_content']`` and they are sent back verbatim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from toolweave.chat.content import Media, UnsupportedContentError
@@ -31,8 +30,11 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
 from toolweave.providers._openai_wire import merge_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ['AnthropicChatModel']
 
@@ -174,14 +176,11 @@ class AnthropicChatModel(HttpChatModel):
         api_key: ``x-api-key``; ``None`` reads ``ANTHROPIC_API_KEY``.
         model: Model name used when the options carry none.
         default_options: Options under the prompt's.
-        timeout: Seconds per phase or a :class:`Timeouts`.
-        http_client: Borrowed blocking client.
-        async_http_client: Borrowed async client.
-        extra_headers: Added to every request (e.g. ``anthropic-beta``).
-        retry: Retry policy.
+        settings: Connection settings (:class:`~toolweave.providers.HttpSettings`): timeouts, retries,
+            extra headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (wins over ``settings``).
         max_tokens: ``max_tokens`` when the options set none (the API requires it).
         anthropic_version: The ``anthropic-version`` header.
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -191,36 +190,20 @@ class AnthropicChatModel(HttpChatModel):
     stream_format = 'anthropic'
     default_base_url = 'https://api.anthropic.com'
     api_key_env = ('ANTHROPIC_API_KEY',)
+    api_key_required = True
     answer_field = ('content', list)
 
     def __init__(
         self,
-        base_url: str = 'https://api.anthropic.com',
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         max_tokens: int = 4096,
         anthropic_version: str = '2023-06-01',
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            default_options,
-            timeout,
-            http_client,
-            async_http_client,
-            extra_headers,
-            retry,
-            max_response_bytes=max_response_bytes,
-        )
+        super().__init__(model, default_options, settings=settings, **connection)
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
 

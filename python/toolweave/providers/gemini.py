@@ -12,9 +12,8 @@ the API returned in ``metadata['gemini_parts']`` and they are sent back verbatim
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from toolweave.chat.content import Media
@@ -24,9 +23,12 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
 from toolweave.providers._openai_wire import merge_options
 from toolweave.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ['PARTS_KEY', 'GeminiChatModel', 'messages_to_gemini']
 
@@ -241,12 +243,9 @@ class GeminiChatModel(HttpChatModel):
         api_key: ``x-goog-api-key``; ``None`` reads ``GEMINI_API_KEY`` then ``GOOGLE_API_KEY``.
         model: Model name used when the options carry none.
         default_options: Options under the prompt's.
-        timeout: Seconds per phase or a :class:`Timeouts`.
-        http_client: Borrowed blocking client.
-        async_http_client: Borrowed async client.
-        extra_headers: Added to every request.
-        retry: Retry policy.
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
+        settings: Connection settings (:class:`~toolweave.providers.HttpSettings`): timeouts, retries,
+            extra headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (wins over ``settings``).
 
     Raises:
         ValueError: A request without a model name (the URL needs one).
@@ -257,34 +256,18 @@ class GeminiChatModel(HttpChatModel):
     stream_format = 'gemini'
     default_base_url = 'https://generativelanguage.googleapis.com/v1beta'
     api_key_env = ('GEMINI_API_KEY', 'GOOGLE_API_KEY')
+    api_key_required = True
     answer_field = ('candidates', list)
 
     def __init__(
         self,
-        base_url: str = 'https://generativelanguage.googleapis.com/v1beta',
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            default_options,
-            timeout,
-            http_client,
-            async_http_client,
-            extra_headers,
-            retry,
-            max_response_bytes=max_response_bytes,
-        )
+        super().__init__(model, default_options, settings=settings, **connection)
 
     def model_name(self, prompt: Prompt) -> str:
         """The model of ``prompt`` (its options, the defaults, then the constructor's).

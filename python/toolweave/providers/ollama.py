@@ -11,9 +11,8 @@ normalised finish reason is ``tool_calls``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from toolweave.chat.content import Media, UnsupportedContentError
@@ -23,8 +22,11 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts, decode_json
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
 from toolweave.providers._openai_wire import merge_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ['OllamaChatModel']
 
@@ -103,13 +105,10 @@ class OllamaChatModel(HttpChatModel):
         api_key: Optional bearer token (for a proxy in front of Ollama); ``None`` reads ``OLLAMA_API_KEY``.
         model: Model name used when the options carry none.
         default_options: Options under the prompt's; ``extra_body={'options': {...}}`` adds Ollama options.
-        timeout: Seconds per phase or a :class:`Timeouts`.
-        http_client: Borrowed blocking client.
-        async_http_client: Borrowed async client.
-        extra_headers: Added to every request.
-        retry: Retry policy.
+        settings: Connection settings (:class:`~toolweave.providers.HttpSettings`): timeouts, retries,
+            extra headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (wins over ``settings``).
         keep_alive: Ollama's ``keep_alive`` (e.g. ``'5m'``), sent when set.
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -123,31 +122,14 @@ class OllamaChatModel(HttpChatModel):
 
     def __init__(
         self,
-        base_url: str = 'http://localhost:11434',
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         keep_alive: str | None = None,
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            default_options,
-            timeout,
-            http_client,
-            async_http_client,
-            extra_headers,
-            retry,
-            max_response_bytes=max_response_bytes,
-        )
+        super().__init__(model, default_options, settings=settings, **connection)
         self.keep_alive = keep_alive
 
     def endpoint(self, body: Mapping[str, Any], *, stream: bool) -> str:

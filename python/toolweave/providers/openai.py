@@ -7,16 +7,17 @@ this module maps the Chat Completions wire format (:mod:`toolweave.providers._op
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from toolweave.chat.options import ChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.providers._base import HttpChatModel, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs
 from toolweave.providers._openai_wire import build_request_body, merge_options, parse_completion
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ['OpenAIChatModel']
 
@@ -40,13 +41,10 @@ class OpenAIChatModel(HttpChatModel):
         api_key: Bearer token; ``None`` reads ``OPENAI_API_KEY``; no header when neither is set (local servers).
         model: Model name used when the options carry none.
         default_options: Options under the prompt's; the prompt's win field by field (``None`` = not set).
-        timeout: Seconds for connect, each read, write and pool wait, or a :class:`Timeouts`.
-        http_client: Client for :meth:`call`; not closed by the model.
-        async_http_client: Client for :meth:`acall`/:meth:`stream`; not closed by the model.
-        extra_headers: Added to every request.
-        retry: Retry policy for 408/429/5xx and connection failures.
+        settings: Connection settings (:class:`~toolweave.providers.HttpSettings`): timeouts, retries,
+            extra headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (wins over ``settings``).
         strict: Send strict tool schemas (``openai-strict`` dialect).
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: From :meth:`call`, :meth:`acall` and :meth:`stream`; the subclass says what failed
@@ -57,35 +55,19 @@ class OpenAIChatModel(HttpChatModel):
     stream_format = 'openai-chat'
     default_base_url = 'https://api.openai.com/v1'
     api_key_env = ('OPENAI_API_KEY',)
+    api_key_required = True
     answer_field = ('choices', list)
 
     def __init__(
         self,
-        base_url: str = 'https://api.openai.com/v1',
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         strict: bool = False,
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            default_options,
-            timeout,
-            http_client,
-            async_http_client,
-            extra_headers,
-            retry,
-            max_response_bytes=max_response_bytes,
-        )
+        super().__init__(model, default_options, settings=settings, **connection)
         self.strict = strict
 
     @property

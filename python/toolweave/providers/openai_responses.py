@@ -13,9 +13,7 @@ answer are sent, with ``previous_response_id`` set to that answer's id.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from toolweave.chat.content import Media, UnsupportedContentError
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
@@ -24,8 +22,11 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import DEFAULT_MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs
 from toolweave.providers._openai_wire import merge_options, openai_response_format
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ['OUTPUT_KEY', 'RESPONSE_ID_KEY', 'OpenAIResponsesModel', 'messages_to_responses']
 
@@ -181,14 +182,11 @@ class OpenAIResponsesModel(HttpChatModel):
         api_key: Bearer token; ``None`` reads ``OPENAI_API_KEY``.
         model: Model name used when the options carry none.
         default_options: Options under the prompt's.
-        timeout: Seconds per phase or a :class:`Timeouts`.
-        http_client: Borrowed blocking client.
-        async_http_client: Borrowed async client.
-        extra_headers: Added to every request.
-        retry: Retry policy.
+        settings: Connection settings (:class:`~toolweave.providers.HttpSettings`): timeouts, retries,
+            extra headers, borrowed clients, size limit.
+        **connection: Any :class:`~toolweave.providers.HttpSettings` field as a keyword (wins over ``settings``).
         strict: Send strict tool schemas (``openai-strict`` dialect, ``strict: true``).
         previous_response_id: Chain on the server: send only what follows the last answer, with its id.
-        max_response_bytes: Largest non-streamed answer read, in bytes (default 32 MiB).
 
     Raises:
         ProviderError: See :mod:`toolweave.exceptions`.
@@ -198,36 +196,20 @@ class OpenAIResponsesModel(HttpChatModel):
     stream_format = 'openai-responses'
     default_base_url = 'https://api.openai.com/v1'
     api_key_env = ('OPENAI_API_KEY',)
+    api_key_required = True
     answer_field = ('output', list)
 
     def __init__(
         self,
-        base_url: str = 'https://api.openai.com/v1',
-        api_key: str | None = None,
         model: str | None = None,
         default_options: ChatOptions | None = None,
-        timeout: float | Timeouts = 60.0,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None,
         strict: bool = False,
         previous_response_id: bool = False,
         *,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        settings: HttpSettings | None = None,
+        **connection: Unpack[HttpSettingsArgs],
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            default_options,
-            timeout,
-            http_client,
-            async_http_client,
-            extra_headers,
-            retry,
-            max_response_bytes=max_response_bytes,
-        )
+        super().__init__(model, default_options, settings=settings, **connection)
         self.strict = strict
         self.previous_response_id = previous_response_id
 
