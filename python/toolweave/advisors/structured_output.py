@@ -116,7 +116,9 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
             return None
         return _Answer(message.text, None)
 
-    def _check(self, request: ChatClientRequest, chat: ChatResponse | None, attempt: int) -> ChatClientRequest | None:
+    def _check(
+        self, request: ChatClientRequest, chat: ChatResponse | None, attempt: int, usage: UsageAccumulator
+    ) -> ChatClientRequest | None:
         """``None`` when the round may go up the chain, else the request of the next attempt.
 
         Raises:
@@ -133,7 +135,8 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
             return None
         except OutputValidationError as invalid:
             if attempt >= self.max_retries:
-                raise StructuredOutputValidationError(answer.raw, invalid.errors, attempt + 1, None) from invalid
+                summed = usage.accumulated_usage
+                raise StructuredOutputValidationError(answer.raw, invalid.errors, attempt + 1, summed) from invalid
             return self._retry(request, chat, answer, invalid.errors)
 
     def _retry(
@@ -163,9 +166,6 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
             return response
         return ChatClientResponse(usage.apply_accumulated_usage(chat), response.context)
 
-    def _exhausted(self, error: StructuredOutputValidationError, usage: UsageAccumulator) -> None:
-        error.usage = usage.accumulated_usage
-
     # -- paths -----------------------------------------------------------------------------------
 
     def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
@@ -175,11 +175,7 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
         while True:
             response = chain.next_call(request)
             usage.add_round_response(response.chat_response)
-            try:
-                again = self._check(request, response.chat_response, attempt)
-            except StructuredOutputValidationError as error:
-                self._exhausted(error, usage)
-                raise
+            again = self._check(request, response.chat_response, attempt, usage)
             if again is None:
                 return self._summed(usage, response)
             request, attempt = again, attempt + 1
@@ -191,11 +187,7 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
         while True:
             response = await chain.anext_call(request)
             usage.add_round_response(response.chat_response)
-            try:
-                again = self._check(request, response.chat_response, attempt)
-            except StructuredOutputValidationError as error:
-                self._exhausted(error, usage)
-                raise
+            again = self._check(request, response.chat_response, attempt, usage)
             if again is None:
                 return self._summed(usage, response)
             request, attempt = again, attempt + 1
@@ -217,11 +209,7 @@ class StructuredOutputAdvisor(CallAdvisor, StreamAdvisor, Generic[T]):
                     partials.feed(response.chat_response)
             round_response = aggregator.result()
             usage.add_round_response(round_response)
-            try:
-                again = self._check(request, round_response, attempt)
-            except StructuredOutputValidationError as error:
-                self._exhausted(error, usage)
-                raise
+            again = self._check(request, round_response, attempt, usage)
             if again is None:
                 for index, response in enumerate(held):
                     last = index == len(held) - 1
