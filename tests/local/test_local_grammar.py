@@ -15,6 +15,7 @@ from toolweave.providers._local_grammar import (
     answer_vocabulary,
     call_grammar,
     clean_answer,
+    content_words,
     ground_schema,
     mentions_results,
     numbers_in,
@@ -179,6 +180,16 @@ def test_call_grammar_one_call_per_part_over_every_tool() -> None:
     assert order['properties']['arguments']['properties']['order'] == {'$ref': '#/$defs/Order'}
     assert '$schema' not in order['properties']['arguments']
     assert order['x-guidance']['whitespace_flexible'] is False
+
+
+def test_a_search_query_is_the_question_s_content_words() -> None:
+    search = ToolDefinition(
+        'toolSearchTool', 'Search tools', {'type': 'object', 'properties': {'query': {'type': 'string'}}}
+    )
+    grammar = call_grammar([search], ['What is the weather in Beijing tomorrow?'], [], whole=True)
+    query = _json_rules(grammar)['tool_0_0']['properties']['arguments']['properties']['query']
+    assert query['pattern'] == r'^(weather\ Beijing\ tomorrow)$'
+    assert content_words('北京明天天气怎么样？') == '北京明天天气怎么样'
 
 
 def test_call_grammar_needs_tools_and_parts() -> None:

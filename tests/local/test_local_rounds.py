@@ -104,6 +104,7 @@ def test_a_search_result_makes_a_call_round_over_the_found_tools() -> None:
     assert only_search.kind == 'answer'  # nothing found to call
     first = LocalChatModel().plan(Prompt((UserMessage('Weather in Lima and Quito?'),), options(SEARCH)))
     assert first.kind == 'call' and first.parts == ('Weather in Lima and Quito?',)  # one search for the question
+    assert r'"pattern":"^(Weather\\ Lima\\ Quito)$"' in first.grammar()  # type: ignore[operator]
 
 
 def test_a_question_no_offered_tool_names_searches_first() -> None:
@@ -134,6 +135,20 @@ def test_tool_choice_narrows_or_switches_off_the_calls() -> None:
     plan = LocalChatModel().plan(Prompt(asked, options(tool_choice=named)))
     assert [d.name for d in plan.tools] == ['place_order']
     assert LocalChatModel().plan(Prompt(asked, options(tool_choice='none'))).kind == 'answer'
+
+
+def test_structured_output_calls_the_tools_first() -> None:
+    from toolweave.chat.options import OutputSchema
+
+    output = OutputSchema('Weather', {'type': 'object', 'properties': {'city': {'type': 'string'}}})
+    model = LocalChatModel()
+    asked = model.plan(Prompt((UserMessage('Weather in Paris?'),), options(output_schema=output)))
+    assert asked.kind == 'call'
+    sent = model.prepare(Prompt((UserMessage('Weather in Paris?'),), options(output_schema=output))).options
+    assert sent is not None and sent.output_schema is None  # a call round: the grammar, no response_format
+    answered = model.plan(Prompt(after_call('get_weather', '18 C'), options(output_schema=output)))
+    assert answered.kind == 'open'  # then llama.cpp's response_format
+    assert model.plan(Prompt((UserMessage('Weather in Paris?'),), ChatOptions(output_schema=output))).kind == 'open'
 
 
 def test_open_rounds() -> None:

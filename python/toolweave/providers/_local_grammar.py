@@ -31,6 +31,7 @@ __all__ = [
     'answer_vocabulary',
     'call_grammar',
     'clean_answer',
+    'content_words',
     'ground_schema',
     'mentions_results',
     'numbers_in',
@@ -57,76 +58,9 @@ _NUMBER = re.compile(r'(?<![\d.])-?\d+(?:\.\d+)?')
 _COORDINATOR = re.compile(r'\s+(?:and|or|vs\.?|versus|&)\s+|[,;]\s*|\s*(?:和|与|以及|및|と)\s*', re.IGNORECASE)
 _STRING_KEYS = ('enum', 'const', 'format', 'pattern')
 _STOPWORDS = frozenset(
-    [
-        'the',
-        'and',
-        'for',
-        'with',
-        'from',
-        'that',
-        'this',
-        'are',
-        'was',
-        'were',
-        'has',
-        'have',
-        'not',
-        'you',
-        'your',
-        'its',
-        'his',
-        'her',
-        'their',
-        'our',
-        'out',
-        'into',
-        'about',
-        'what',
-        'which',
-        'who',
-        'when',
-        'where',
-        'how',
-        'why',
-        'is',
-        'it',
-        'of',
-        'to',
-        'in',
-        'on',
-        'at',
-        'by',
-        'a',
-        'an',
-        'be',
-        'as',
-        'or',
-        'if',
-        'then',
-        'than',
-        'there',
-        'do',
-        'does',
-        'did',
-        'can',
-        'could',
-        'would',
-        'should',
-        'will',
-        'me',
-        'my',
-        'i',
-        'we',
-        'us',
-        'he',
-        'she',
-        'they',
-        'them',
-        'please',
-        'tell',
-        'give',
-        'show',
-    ]
+    'the and for with from that this are was were has have not you your its his her their our out into '  # noqa: SIM905 - a word list reads best as text
+    'about what which who when where how why is it of to in on at by a an be as or if then than there do '
+    'does did can could would should will me my i we us he she they them please tell give show'.split()
 )
 
 
@@ -323,8 +257,18 @@ def _call_schema(definition: ToolDefinition, words: Sequence[str], numbers: Sequ
     return schema
 
 
-def call_grammar(definitions: Sequence[ToolDefinition], parts: Sequence[str], numbers: Sequence[str]) -> str:
+def content_words(text: str) -> str:
+    """``text``'s words without function words, in order: ``'What is the weather in Beijing?'`` -> ``'weather Beijing'``."""
+    return ' '.join(w for w in _words(text) if w.lower() not in _STOPWORDS) or text.strip()
+
+
+def call_grammar(
+    definitions: Sequence[ToolDefinition], parts: Sequence[str], numbers: Sequence[str], *, whole: bool = False
+) -> str:
     """A Lark grammar of ``len(parts)`` tool calls, call ``i`` grounded in ``parts[i]``'s spans.
+
+    With ``whole``, a free string value is the part's :func:`content_words` (a search query that
+    keeps every word the tool index may match, not the one the model would pick).
 
     Raises:
         ValueError: ``definitions`` or ``parts`` is empty.
@@ -333,7 +277,7 @@ def call_grammar(definitions: Sequence[ToolDefinition], parts: Sequence[str], nu
         raise ValueError('a call round needs at least one tool and one question part')
     lines = ['%llguidance {}', 'start: ' + ' '.join(f'call_{i}' for i in range(len(parts)))]
     for i, part in enumerate(parts):
-        words = spans(part)
+        words = [content_words(part)] if whole else spans(part)
         part_numbers = [n for n in numbers if n in numbers_in([part])] or list(numbers)
         names = [f'tool_{i}_{j}' for j in range(len(definitions))]
         lines.append(f'call_{i}: "<tool_call>" ({" | ".join(names)}) "</tool_call>"')
@@ -343,92 +287,11 @@ def call_grammar(definitions: Sequence[ToolDefinition], parts: Sequence[str], nu
     return '\n'.join(lines) + '\n'
 
 
-ANSWER_WORDS = (
-    'a',
-    'an',
-    'the',
-    'it',
-    'its',
-    "it's",
-    'is',
-    'are',
-    'was',
-    'were',
-    'be',
-    'been',
-    'has',
-    'have',
-    'had',
-    'this',
-    'that',
-    'these',
-    'those',
-    'there',
-    'here',
-    'and',
-    'or',
-    'but',
-    'so',
-    'not',
-    'no',
-    'yes',
-    'of',
-    'in',
-    'on',
-    'at',
-    'to',
-    'for',
-    'from',
-    'with',
-    'by',
-    'about',
-    'as',
-    'than',
-    'then',
-    'now',
-    'today',
-    'currently',
-    'right',
-    'also',
-    'only',
-    'just',
-    'very',
-    'more',
-    'less',
-    'you',
-    'your',
-    'i',
-    'my',
-    'me',
-    'we',
-    'our',
-    'they',
-    'their',
-    'he',
-    'she',
-    'his',
-    'her',
-    'what',
-    'which',
-    'who',
-    'when',
-    'where',
-    'how',
-    'why',
-    'one',
-    'two',
-    'three',
-    'result',
-    'results',
-    'found',
-    'returned',
-    'says',
-    'said',
-    'gives',
-    'answer',
-    'done',
-    'ok',
-    'okay',
+ANSWER_WORDS = tuple(
+    "a an the it its it's is are was were be been has have had this that these those there here and or "  # noqa: SIM905
+    'but so not no yes of in on at to for from with by about as than then now today currently right also '
+    'only just very more less you your i my me we our they their he she his her what which who when '
+    'where how why one two three result results found returned says said gives answer done ok okay'.split()
 )
 """Words any answer may use besides the conversation's own (:func:`answer_vocabulary`)."""
 _WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")

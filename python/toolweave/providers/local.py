@@ -98,7 +98,8 @@ class RoundPlan:
     def grammar(self) -> str | None:
         """The Lark grammar of the round, ``None`` for an open round."""
         if self.kind == 'call':
-            return call_grammar(self.tools, self.parts, self.numbers)
+            search = [d.name for d in self.tools] == [TOOL_SEARCH_TOOL_NAME]
+            return call_grammar(self.tools, self.parts, self.numbers, whole=search)
         if self.kind == 'answer':
             return answer_grammar(answer_vocabulary((self.question, *self.results, *self.said)))
         return None
@@ -230,6 +231,8 @@ class LocalChatModel:
       free string values are spans of the question's words and numbers the question's numbers.
       ``tool_choice={'type': 'function', 'function': {'name': ...}}`` narrows the tools;
       ``tool_choice='none'`` makes it an answer round;
+    - a call to ``toolSearchTool`` alone (a question that names no other offered tool) has the
+      question's content words as its query (``'weather Beijing tomorrow'``), so the index sees them all;
     - after tool results: an *answer* round, except right after a ``toolSearchTool`` result, which is
       a call round over the other offered tools (the tool-search flow: search, then call the found
       tool). An answer is one sentence of plain text (no ``<``: no tool markup, no special token)
@@ -238,9 +241,10 @@ class LocalChatModel:
       of the results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
       (``'localToolResponseFallback'``) in the generation's metadata;
     - without tools: an answer round (no results to restate);
-    - a request whose ``extra_body`` sets ``grammar``, ``json_schema`` or ``response_format``, that asks
-      for structured output (``output_schema``: sent as ``response_format``), or whose last message is
-      the assistant's: an *open* round, sent as it is.
+    - structured output (``output_schema``, as ``entity()`` asks): the tools are called as above,
+      then an *open* round (below) sends the schema as llama.cpp's ``response_format``;
+    - a request whose ``extra_body`` sets ``grammar``, ``json_schema`` or ``response_format``, or whose
+      last message is the assistant's: an *open* round, sent as it is.
 
     Every generation's metadata says which with :data:`ROUND_KEY` (``'localRound'``). The tools are
     listed in the first message (not sent as OpenAI ``tools``: llama.cpp refuses a grammar next to
@@ -384,13 +388,7 @@ class LocalChatModel:
         """What the next round of ``prompt`` may write (see the class docstring); no request is made."""
         options = self._options(prompt)
         messages = prompt.messages
-        native_output = options.output_schema is not None  # JSON-schema output: llama.cpp's response_format
-        if (
-            native_output
-            or GRAMMAR_KEYS & set(options.extra_body)
-            or not messages
-            or isinstance(messages[-1], AssistantMessage)
-        ):
+        if GRAMMAR_KEYS & set(options.extra_body) or not messages or isinstance(messages[-1], AssistantMessage):
             return RoundPlan('open')
         question = prompt.last_user_message.text if prompt.last_user_message else ''
         results, last_names = _turn_results(messages)
@@ -404,6 +402,8 @@ class LocalChatModel:
         if not tools:
             earlier = tuple(m.text for m in messages if isinstance(m, AssistantMessage) and m.text)
             said = tuple(m.text for m in messages if isinstance(m, (UserMessage, AssistantMessage)) and m.text)
+            if options.output_schema is not None:  # structured output once the tools ran: llama.cpp's response_format
+                return RoundPlan('open')
             return RoundPlan('answer', (), (), question, results, numbers, earlier, said)
         if len(tools) == 1 and tools[0].name == TOOL_SEARCH_TOOL_NAME:
             return RoundPlan('call', tools, (question,), question, results, numbers)
@@ -444,7 +444,9 @@ class LocalChatModel:
             messages[system_count:system_count] = example_messages(offered, self.examples)
             messages.insert(0, SystemMessage(tools_message(offered)))
         plain = ChatOptions(**{f.name: getattr(filled, f.name) for f in dataclasses.fields(ChatOptions)})
-        plain = dataclasses.replace(plain, extra_body={**plain.extra_body, 'grammar': plan.grammar()})
+        plain = dataclasses.replace(
+            plain, output_schema=None, extra_body={**plain.extra_body, 'grammar': plan.grammar()}
+        )
         return Prompt(tuple(messages), plain)
 
     def call(self, prompt: Prompt) -> ChatResponse:
