@@ -9,11 +9,12 @@ BUILT := $(VENV)/.toolweave-built
 PEERS := $(VENV)/.toolweave-peers
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
 
-.PHONY: help demo test bench bench-service lint build clean fuzz redis-server soak
+.PHONY: help demo test bench bench-service lint build clean fuzz redis-server soak eval-local
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
+	@echo 'make eval-local - offline evaluation of the local model (tool choice, arguments, answers), 3-turn chats'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
 	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents (~2-3 min)'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
@@ -36,6 +37,11 @@ build: $(BUILT)
 
 demo: $(BUILT)
 	$(VENV)/bin/toolweave demo
+
+# Offline evaluation of the embedded local model (not part of `make test`): 3-turn conversations with memory over
+# the README's tools; prints the rates and writes benches/results/local_eval.md (about 10 minutes on 2 cores).
+eval-local: $(BUILT)
+	$(PY) benches/eval_local.py
 
 # The Redis memory tests need a redis-server binary; install Debian's when missing and we can (root, as in CI).
 redis-server:
