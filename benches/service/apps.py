@@ -2,12 +2,14 @@
 
 ``POST /run`` with ``{"question": ...}`` runs a tool loop against the mock provider at ``MOCK_URL``
 (two rounds: three tool calls, then the answer) and streams the run's events as Server-Sent Events,
-one JSON object per event. ``GET /health`` answers ``ok``. Run with uvicorn, e.g.
+one JSON object per event; events that are ready together (a provider read carries several tokens) go
+out in one write, the same for every framework (:func:`coalesced`). ``GET /health`` answers ``ok``. Run with uvicorn, e.g.
 ``MOCK_URL=http://127.0.0.1:PORT uvicorn apps:toolweave_app --app-dir benches/service``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable
 
@@ -39,10 +41,44 @@ def get_population(city: str) -> str:
 TOOLS = (get_weather, get_time, get_population)
 
 
+async def coalesced(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``source``'s pieces, those that are ready together joined into one (one ASGI write instead of many).
+
+    A task reads ``source`` into a queue; each write takes everything the queue holds. Ends when
+    ``source`` does; an error of ``source`` is raised here after what came before it.
+    """
+    queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for piece in source:
+                queue.put_nowait(piece)
+        except Exception as exc:  # noqa: BLE001 - handed to the writer, raised there
+            queue.put_nowait(exc)
+        queue.put_nowait(None)
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            items = [await queue.get()]
+            while not queue.empty():
+                items.append(queue.get_nowait())
+            pieces = [item for item in items if isinstance(item, bytes)]
+            if pieces:
+                yield b''.join(pieces)
+            for item in items:
+                if isinstance(item, BaseException):
+                    raise item
+            if items[-1] is None:
+                return
+    finally:
+        task.cancel()
+
+
 def _app(events: Callable[[str], AsyncIterator[bytes]]) -> Starlette:
     async def run(request: Request) -> StreamingResponse:
         question = (await request.json())['question']
-        return StreamingResponse(events(question), media_type='text/event-stream')
+        return StreamingResponse(coalesced(events(question)), media_type='text/event-stream')
 
     async def health(request: Request) -> PlainTextResponse:
         return PlainTextResponse('ok')
