@@ -90,3 +90,18 @@ def test_chat_client_and_tool_do_not_import_providers_memory_backends_or_search(
         'sqlite3',
     }
     assert unused & loaded == set()
+
+
+def test_production_code_never_imports_the_pure_python_twins() -> None:
+    """Only the backend switch (``_native``) picks the twins; everything else goes through it (issue #19)."""
+    package = Path(importlib.import_module('toolweave').__file__ or '').parent
+    offenders = []
+    for path in package.rglob('*.py'):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith('_reference/') or relative == '_native.py':
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ''] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            offenders += [f'{relative}: {name}' for name in names if name.startswith('toolweave._reference')]
+    assert offenders == []

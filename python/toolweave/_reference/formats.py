@@ -31,53 +31,12 @@ from typing import Any
 
 import orjson
 
+from toolweave.chat.finish import normalize_finish_reason
+
 __all__ = ['FORMATS', 'Message', 'compact', 'norm', 'normalize_finish_reason']
 
-_ANTHROPIC_FINISH = {
-    'end_turn': 'stop',
-    'stop_sequence': 'stop',
-    'max_tokens': 'length',
-    'model_context_window_exceeded': 'length',
-    'tool_use': 'tool_calls',
-    'refusal': 'content_filter',
-}
-_GEMINI_FINISH = {
-    'STOP': 'stop',
-    'MAX_TOKENS': 'length',
-    'SAFETY': 'content_filter',
-    'RECITATION': 'content_filter',
-    'BLOCKLIST': 'content_filter',
-    'PROHIBITED_CONTENT': 'content_filter',
-    'SPII': 'content_filter',
-    'IMAGE_SAFETY': 'content_filter',
-    'MALFORMED_FUNCTION_CALL': 'error',
-    'UNEXPECTED_TOOL_CALL': 'error',
-}
-_RESPONSES_FINISH = {'completed': 'stop', 'incomplete': 'length', 'failed': 'error', 'cancelled': 'error'}
-_OPENAI_FINISH = {'function_call': 'tool_calls'}
-_TABLES = {
-    'openai-chat': _OPENAI_FINISH,
-    'anthropic': _ANTHROPIC_FINISH,
-    'gemini': _GEMINI_FINISH,
-    'openai-responses': _RESPONSES_FINISH,
-    'ollama': {},
-}
 _I64_MAX = 2**63 - 1
 _PATH_PART = re.compile(r"\.([^.\[]+)|\[([0-9]+)\]|\['([^']*)'\]")
-
-
-def normalize_finish_reason(format: str, native: str | None, has_tool_calls: bool) -> str | None:
-    """The common finish reason (``stop``, ``length``, ``tool_calls``, ``content_filter``, ``error``).
-
-    Unknown native values pass through unchanged; ``stop`` becomes ``tool_calls`` when calls were
-    made (Ollama and Gemini say ``stop`` after a tool call).
-    """
-    if native is None:
-        return None
-    reason = _TABLES[format].get(native, native)
-    if reason == 'stop' and has_tool_calls:
-        return 'tool_calls'
-    return reason
 
 
 def norm(value: Any) -> Any:

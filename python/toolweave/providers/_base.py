@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from toolweave._reference.formats import normalize_finish_reason
+from toolweave.chat.finish import normalize_finish_reason
 from toolweave.chat.messages import AssistantMessage
 from toolweave.chat.options import ChatOptions
 from toolweave.chat.prompt import Prompt

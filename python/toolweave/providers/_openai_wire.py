@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import orjson
 
-from toolweave._reference.formats import normalize_finish_reason
 from toolweave.chat.content import Media, UnsupportedContentError, tool_media_stand_in
+from toolweave.chat.finish import normalize_finish_reason
 from toolweave.chat.messages import (
     AssistantMessage,
     Message,
