@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from toolweave.chat.content import Media, UnsupportedContentError
 from toolweave.chat.messages import (
     AssistantMessage,
@@ -30,8 +28,9 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
-from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs
 from toolweave.providers._openai_wire import merge_options
+from toolweave.providers._wire import arguments_json, arguments_value
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -44,15 +43,6 @@ CONTENT_KEY = 'anthropic_content'
 _TOOL_BLOCKS = ('tool_use', 'server_tool_use', 'mcp_tool_use')
 
 
-def _parse_input(text: str) -> Any:
-    if not text.strip():
-        return {}
-    try:
-        return decode_json(text)
-    except ValueError:
-        return {}
-
-
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     kept = message.metadata.get(CONTENT_KEY)
     if isinstance(kept, Sequence) and kept:
@@ -61,7 +51,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.content:
         blocks.append({'type': 'text', 'text': message.content})
     for call in message.tool_calls:
-        blocks.append({'type': 'tool_use', 'id': call.id, 'name': call.name, 'input': _parse_input(call.arguments)})
+        blocks.append({'type': 'tool_use', 'id': call.id, 'name': call.name, 'input': arguments_value(call.arguments)})
     return blocks
 
 
@@ -152,7 +142,7 @@ def blocks_from_stream(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, An
         wire = {k: v for k, v in block.items() if k != 'input_raw'}
         if block.get('type') in _TOOL_BLOCKS or 'input_raw' in block:
             raw = block.get('input_raw')
-            wire['input'] = _parse_input(raw) if isinstance(raw, str) and raw else block.get('input') or {}
+            wire['input'] = arguments_value(raw) if isinstance(raw, str) and raw else block.get('input') or {}
         out.append(wire)
     return out
 
@@ -266,7 +256,9 @@ class AnthropicChatModel(HttpChatModel):
             b['thinking'] for b in blocks if b.get('type') == 'thinking' and isinstance(b.get('thinking'), str)
         )
         calls = tuple(
-            ToolCall(str(b.get('id') or f'call_{i}'), 'function', str(b.get('name') or ''), _dumps(b.get('input')))
+            ToolCall(
+                str(b.get('id') or f'call_{i}'), 'function', str(b.get('name') or ''), arguments_json(b.get('input'))
+            )
             for i, b in enumerate(blocks)
             if b.get('type') == 'tool_use'
         )
@@ -304,7 +296,3 @@ class AnthropicChatModel(HttpChatModel):
         """The streamed content blocks in wire shape, to send back next round."""
         blocks = result.get('blocks')
         return {CONTENT_KEY: blocks_from_stream(blocks)} if isinstance(blocks, list) and blocks else {}
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value if value is not None else {}).decode()

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from toolweave.chat.content import Media
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResponseMessage, UserMessage
 from toolweave.chat.options import ChatOptions, OutputSchema, ToolCallingChatOptions
@@ -25,6 +23,7 @@ from toolweave.chat.stream import StreamAggregator, usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, schema_for, text_chunk
 from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
 from toolweave.providers._openai_wire import merge_options
+from toolweave.providers._wire import arguments_json, arguments_object
 from toolweave.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:
@@ -36,16 +35,6 @@ PARTS_KEY = 'gemini_parts'
 """Message metadata key of the model parts sent back verbatim (with their thought signatures)."""
 
 _CHOICE_MODES = {'auto': 'AUTO', 'required': 'ANY', 'any': 'ANY', 'none': 'NONE'}
-
-
-def _loads_object(text: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        value = decode_json(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _response_object(data: str) -> dict[str, Any]:
@@ -67,7 +56,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.content:
         parts.append({'text': message.content})
     for call in message.tool_calls:
-        part: dict[str, Any] = {'functionCall': {'name': call.name, 'args': _loads_object(call.arguments)}}
+        part: dict[str, Any] = {'functionCall': {'name': call.name, 'args': arguments_object(call.arguments)}}
         extra = extras.get(call.id)
         if isinstance(extra, Mapping) and isinstance(extra.get('thought_signature'), str):
             part['thoughtSignature'] = extra['thought_signature']
@@ -214,7 +203,7 @@ def parts_from_stream(result: Mapping[str, Any]) -> list[dict[str, Any]]:
             text_part['thoughtSignature'] = result['text_signature']
         parts.append(text_part)
     for call in result.get('tool_calls') or ():
-        part: dict[str, Any] = {'functionCall': {'name': call['name'], 'args': _loads_object(call['arguments'])}}
+        part: dict[str, Any] = {'functionCall': {'name': call['name'], 'args': arguments_object(call['arguments'])}}
         if isinstance(call.get('thought_signature'), str):
             part['thoughtSignature'] = call['thought_signature']
         parts.append(part)
@@ -359,7 +348,7 @@ class GeminiChatModel(HttpChatModel):
             call_id = call.get('id') if isinstance(call.get('id'), str) else None
             call_id = call_id or (f'{response_id}-call-{index}' if response_id else f'call-{index}')
             args = call.get('args')
-            calls.append(ToolCall(call_id, 'function', str(call.get('name') or ''), _dumps(args)))
+            calls.append(ToolCall(call_id, 'function', str(call.get('name') or ''), arguments_json(args)))
             if isinstance(part.get('thoughtSignature'), str):
                 extras[call_id] = {'thought_signature': part['thoughtSignature']}
         metadata: dict[str, Any] = {PARTS_KEY: [p for p in parts if p.get('thought') is not True]}
@@ -406,7 +395,3 @@ class GeminiChatModel(HttpChatModel):
         """The streamed text and calls as wire parts (with thought signatures), to send back next round."""
         parts = parts_from_stream(result)
         return {PARTS_KEY: parts} if parts else {}
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value if value is not None else {}).decode()

@@ -22,8 +22,9 @@ from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation
 from toolweave.chat.stream import usage_from_native
 from toolweave.providers._base import HttpChatModel, normalized, text_chunk
-from toolweave.providers._http import HttpSettings, HttpSettingsArgs, decode_json
+from toolweave.providers._http import HttpSettings, HttpSettingsArgs
 from toolweave.providers._openai_wire import merge_options
+from toolweave.providers._wire import arguments_value
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -38,15 +39,6 @@ _USAGE_KEYS = (
     'prompt_eval_duration',
     'eval_duration',
 )
-
-
-def _arguments(text: str) -> Any:
-    if not text.strip():
-        return {}
-    try:
-        return decode_json(text)
-    except ValueError:
-        return {}
 
 
 def ollama_images(media: Sequence[Media], where: str = 'user message') -> dict[str, Any]:
@@ -79,7 +71,7 @@ def message_to_ollama(message: Message) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {'role': 'assistant', 'content': message.content or ''}
         if message.tool_calls:
             entry['tool_calls'] = [
-                {'function': {'name': c.name, 'arguments': _arguments(c.arguments)}} for c in message.tool_calls
+                {'function': {'name': c.name, 'arguments': arguments_value(c.arguments)}} for c in message.tool_calls
             ]
         return [entry]
     if isinstance(message, ToolResponseMessage):
