@@ -168,6 +168,8 @@ def test_request_settings_never_change_builder_defaults():
     seen = []
 
     class Marker(BaseAdvisor):
+        advisor_params = frozenset({'chat_memory_conversation_id'})  # it reads the parameter (no warning)
+
         def before(self, request, chain):
             seen.append(dict(request.context))
             return request
