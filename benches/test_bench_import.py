@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,11 @@ def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
         print(f'\n[import time, best of {ROUNDS} fresh interpreters, target <= 150 ms beyond bare]')
         print('\n'.join(lines))
         print('heaviest self times (us) of `from toolweave import ChatClient, tool`:', slow)
+    if any('benchmark-enable' in a for a in sys.argv):
+        heavy = ', '.join(f'{name} {us / 1e3:.1f} ms' for us, name in slow)
+        (Path(__file__).parent / 'results' / 'import.md').write_text(
+            '# Import time beyond bare Python\n\nOne run of benches/test_bench_import.py (see its docstring): best of '
+            f'{ROUNDS} fresh interpreters each. Target: at most 150 ms beyond bare Python.\n\n'
+            + '\n'.join(lines)
+            + f'\n\nLargest self times of `from toolweave import ChatClient, tool` (-X importtime): {heavy}.\n'
+        )

@@ -230,3 +230,66 @@ def write_results(table: str, rows: list[tuple[Any, ...]]) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(RESULTS / 'providers.png', dpi=110)
+
+
+# --- thread scaling: does a second thread add throughput to stream aggregation? ----------------------
+
+
+def aggregate_all(bodies: list[list[bytes]]) -> int:
+    """Feed every stream (already split into reads) to its own ``StreamAggregator``; the number of payloads."""
+    from toolweave.chat.stream import StreamAggregator
+
+    n = 0
+    for pieces in bodies:
+        aggregator = StreamAggregator('openai-chat')
+        for piece in pieces:
+            n += len(aggregator.feed(piece))
+        n += len(aggregator.finish())
+    return n
+
+
+def thread_scaling(read: int, streams: int = 40) -> dict[str, float]:
+    """Wall and CPU seconds to aggregate ``streams`` tool-call streams (``read``-byte reads) on one and two threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body, _ = openai_stream('tools')
+    pieces = [body[i : i + read] for i in range(0, len(body), read)]
+    bodies = [pieces] * streams
+    half = streams // 2
+    best = {'one wall': float('inf'), 'one cpu': 0.0, 'two wall': float('inf'), 'two cpu': 0.0}
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(REPEAT + 2):
+            for way, run in (
+                ('one', lambda: aggregate_all(bodies)),
+                ('two', lambda: sum(pool.map(aggregate_all, [bodies[:half], bodies[half:]]))),
+            ):
+                cpu, wall = time.process_time(), time.perf_counter()
+                total = run()
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+                assert total == aggregate_all(bodies[:1]) * streams
+                if wall < best[f'{way} wall']:
+                    best[f'{way} wall'], best[f'{way} cpu'] = wall, cpu
+    return best
+
+
+def test_thread_scaling(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two threads aggregating two halves of the streams vs one thread doing all (issue #14's thread question).
+
+    ``StreamAggregator.feed`` holds the GIL while it parses (``rust/py`` releases it only around some JSON
+    entry points), so two threads can only take turns. ``parallelism`` = CPU seconds / wall seconds of the
+    two-thread run: about 1 means they took turns (a wall gain then only reflects a loaded machine handing
+    two runnable threads more CPU than one). At provider read sizes (one SSE event, about 200 bytes, up to
+    a 4 KB read) a call is microseconds of work, about what releasing and re-taking the GIL costs.
+    """
+    lines = [
+        '| read size | one thread ms | two threads ms | wall gain | parallelism (two threads) |',
+        '|---|---|---|---|---|',
+    ]
+    for read in (200, 4096):
+        best = thread_scaling(read)
+        lines.append(
+            f'| {read} B | {best["one wall"] * 1e3:.1f} | {best["two wall"] * 1e3:.1f} | '
+            f'{best["one wall"] / best["two wall"]:.2f}x | {best["two cpu"] / best["two wall"]:.2f} |'
+        )
+    with capsys.disabled():
+        print('\n[stream aggregation, 40 tool-call streams of ~600 events, best of rounds]\n' + '\n'.join(lines))
