@@ -276,6 +276,25 @@ def test_an_answer_is_clean_and_restates_the_results(reply: str, answer: str, fa
         assert response.result.metadata[ROUND_KEY] == 'answer'
 
 
+def test_an_answer_must_restate_every_result() -> None:
+    messages = (
+        UserMessage('Compare the weather in Rome and in Madrid.'),
+        AssistantMessage(
+            None,
+            (
+                ToolCall('c1', 'function', 'get_weather', '{"city": "Rome"}'),
+                ToolCall('c2', 'function', 'get_weather', '{"city": "Madrid"}'),
+            ),
+        ),
+        ToolResponseMessage(
+            (ToolResponse('c1', 'get_weather', '18 C, sunny in Rome'), ToolResponse('c2', 'get_weather', '25 C, clear'))
+        ),
+    )
+    prompt = Prompt(messages, options())
+    assert fake_model('It is sunny in Rome.').call(prompt).text == '18 C, sunny in Rome 25 C, clear'
+    assert fake_model('Rome is sunny, Madrid is clear.').call(prompt).text == 'Rome is sunny, Madrid is clear.'
+
+
 def test_a_conversation_with_memory_calls_a_tool_every_turn_and_stores_clean_answers() -> None:
     call = '<tool_call>{"name": "get_weather", "arguments": {"city": "%s"}}</tool_call>'
     model = fake_model(call % 'Paris', 'It is sunny in Paris.', call % 'Tokyo', '<tool_response>x</tool_response>')

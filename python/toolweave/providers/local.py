@@ -144,8 +144,8 @@ def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
     """The response as the round's kind allows: tool calls parsed from the text, or a clean, grounded answer.
 
     A call round's ``<tool_call>`` blocks become tool calls (finish ``tool_calls``). An answer that is
-    empty, or restates nothing of the tool results (:func:`mentions_results`), becomes the results'
-    text with ``{FALLBACK_KEY: True}`` in the generation's metadata.
+    empty, or restates nothing of one of the tool results (:func:`mentions_results`; two cities, two
+    results), becomes the results' text with ``{FALLBACK_KEY: True}`` in the generation's metadata.
     """
     generation = response.result
     if plan.kind == 'open' or generation is None:
@@ -159,7 +159,7 @@ def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
         finish = 'tool_calls'
     else:
         text = clean_answer(generation.output.text)
-        grounded = text and mentions_results(text, plan.results, plan.question, plan.earlier)
+        grounded = text and all(mentions_results(text, (r,), plan.question, plan.earlier) for r in plan.results)
         if plan.results and not grounded and _fallback(plan):
             text = _fallback(plan)
             metadata[FALLBACK_KEY] = True
@@ -237,8 +237,8 @@ class LocalChatModel:
       a call round over the other offered tools (the tool-search flow: search, then call the found
       tool). An answer is one sentence of plain text (no ``<``: no tool markup, no special token)
       made of the conversation's words (question, tool results, earlier turns) and common ones, so it
-      invents no figure and carries no stray token. An answer that restates nothing
-      of the results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
+      invents no figure and carries no stray token. An answer that restates nothing of one of the
+      results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
       (``'localToolResponseFallback'``) in the generation's metadata;
     - without tools: an answer round (no results to restate);
     - structured output (``output_schema``, as ``entity()`` asks): the tools are called as above,
