@@ -406,7 +406,7 @@ class _StreamReader:
     def read(self, raw: bytes | None) -> tuple[list[ChatResponse], ProviderError | None]:
         """The chunks of ``raw`` (``None``: the body ended) and the error to raise after yielding them."""
         chunks, error = self._model._feed(self._aggregator, raw, self._response, self._fragments)
-        self._delivered.extend(chunk.text for chunk in chunks)
+        self._delivered += [chunk.text for chunk in chunks]
         if error is None and raw is None:
             self._result = self._aggregator.result()
             if self._result.get('truncated'):
