@@ -2,8 +2,9 @@
 
 ``POST /run`` with ``{"question": ...}`` runs a tool loop against the mock provider at ``MOCK_URL``
 (two rounds: three tool calls, then the answer) and streams the run's events as Server-Sent Events,
-one JSON object per event; events that are ready together (a provider read carries several tokens) go
-out in one write, the same for every framework (:func:`coalesced`). ``GET /health`` answers ``ok``. Run with uvicorn, e.g.
+one JSON object per event; the events of each ``FLUSH`` seconds go out in one write (as a provider batches
+tokens; each write is a socket send, the largest cost of a streaming service), the same for every
+framework (:func:`coalesced`). ``GET /health`` answers ``ok``. Run with uvicorn, e.g.
 ``MOCK_URL=http://127.0.0.1:PORT uvicorn apps:toolweave_app --app-dir benches/service``.
 """
 
@@ -21,6 +22,7 @@ from starlette.routing import Route
 
 MOCK_URL = os.environ.get('MOCK_URL', 'http://127.0.0.1:8000') + '/v1'
 SYSTEM = 'You answer questions about cities with the tools.'
+FLUSH = 0.02
 
 
 def get_weather(city: str) -> str:
@@ -42,10 +44,11 @@ TOOLS = (get_weather, get_time, get_population)
 
 
 async def coalesced(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """``source``'s pieces, those that are ready together joined into one (one ASGI write instead of many).
+    """``source``'s pieces joined per ``FLUSH`` seconds (one ASGI write instead of one per event).
 
-    A task reads ``source`` into a queue; each write takes everything the queue holds. Ends when
-    ``source`` does; an error of ``source`` is raised here after what came before it.
+    A task reads ``source`` into a queue; a write waits until ``FLUSH`` seconds after the previous one,
+    then takes everything the queue holds (the first piece is never delayed). Ends when ``source``
+    does; an error of ``source`` is raised here after what came before it.
     """
     queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
 
@@ -58,14 +61,20 @@ async def coalesced(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         queue.put_nowait(None)
 
     task = asyncio.create_task(pump())
+    loop = asyncio.get_running_loop()
+    last = 0.0
     try:
         while True:
             items = [await queue.get()]
+            wait = FLUSH - (loop.time() - last)
+            if wait > 0:
+                await asyncio.sleep(wait)
             while not queue.empty():
                 items.append(queue.get_nowait())
             pieces = [item for item in items if isinstance(item, bytes)]
             if pieces:
                 yield b''.join(pieces)
+                last = loop.time()
             for item in items:
                 if isinstance(item, BaseException):
                     raise item
