@@ -32,6 +32,8 @@ from toolweave.exceptions import (
     ToolRetryBudgetExceededError,
 )
 from toolweave.providers import RetryPolicy
+from toolweave.tools.limits import ToolCallLimits
+from toolweave.tools.manager import DefaultToolCallingManager
 
 
 @contextlib.asynccontextmanager
@@ -255,3 +257,30 @@ def test_events_arrive_while_the_run_runs(temporal_target, task_queue, tool_dir)
     ]
     assert rest[: len(seen)] == seen  # the same events again, from the start
     assert isinstance(rest[-1], RunFinished) and rest[-1].response.text == response.text
+
+
+@pytest.mark.parametrize(
+    ('advisor', 'plan'),
+    [
+        (  # per-tool limit 2: the third call of `first` in the turn breaches it
+            lambda: ToolCallingAdvisor(DefaultToolCallingManager(limits=ToolCallLimits(per_tool={'first': 2}))),
+            ((('first', '{"x": 1}'), ('third', '{"x": 2}')), (('first', '{"x": 3}'), ('first', '{"x": 4}'))),
+        ),
+        (  # the same call three times in a row
+            lambda: ToolCallingAdvisor(max_identical_tool_calls=3),
+            tuple((('first', '{"x": 1}'),) for _ in range(4)),
+        ),
+    ],
+)
+def test_limits_and_guards_end_the_run_as_in_process(temporal_target, task_queue, advisor, plan):
+    registry = registry_with('m', PlanModel(plan), loop=advisor())
+    response = run_durable(
+        temporal_target, task_queue, registry=registry, model='m', tools=['first', 'third'], loop='custom'
+    )
+    client = ChatClient.builder(PlanModel(plan)).tool_calling_advisor(advisor()).build()
+    expected = client.prompt('go').tools(first, third).call().chat_response()
+    assert response.result.finish_reason == expected.result.finish_reason
+    assert response.result.finish_reason in ('toolCallLimitExceeded', 'repeatedToolCall')
+    assert response.text == expected.text
+    assert response.usage == expected.usage
+    assert response.result.metadata == expected.result.metadata  # partial responses / pending calls, as tuples
