@@ -15,7 +15,6 @@ themselves, as the in-process loop uses them:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TypeVar
@@ -265,8 +264,3 @@ def registry_for(task_queue: str) -> DurableRegistry:
     if registry is None:
         raise UnknownNameError(f'no toolweave registry serves task queue {task_queue!r} in this worker process')
     return registry
-
-
-def names(tools: Iterable[ToolCallback]) -> list[str]:
-    """The tool names of ``tools``."""
-    return [t.tool_definition.name for t in tools]
