@@ -227,8 +227,12 @@ def test_parse_calls_in_order_without_repeats() -> None:
         '<tool_call>not json</tool_call><tool_call>{"name": 3, "arguments": {}}</tool_call>'
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid"}}</tool_call>'
     )
-    assert parse_calls(text) == [('get_weather', '{"city":"Rome"}'), ('get_weather', '{"city":"Madrid"}')]
+    assert parse_calls(text) == [
+        ('get_weather', '{"city": "Rome"}'),
+        ('get_weather', '{"city": "Madrid"}'),
+    ]  # as written
     assert parse_calls('no calls') == []
+    assert parse_calls('<tool_call>{"arguments":{"a":1},"name":"x"}</tool_call>') == [('x', '{"a":1}')]  # re-encoded
 
 
 @pytest.mark.parametrize(

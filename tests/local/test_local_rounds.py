@@ -247,7 +247,7 @@ def test_a_call_round_reply_becomes_tool_calls() -> None:
     )
     model = fake_model(text, text, text)
     for response in three_ways(model, Prompt((UserMessage('Weather in Rome?'),), options())):
-        assert [(c.name, c.arguments) for c in response.tool_calls] == [('get_weather', '{"city":"Rome"}')]
+        assert [(c.name, c.arguments) for c in response.tool_calls] == [('get_weather', '{"city": "Rome"}')]
         assert response.result is not None and response.result.finish_reason == 'tool_calls'
         assert response.result.metadata[ROUND_KEY] == 'call' and response.text == ''
         assert response.usage == Usage(10, 1, 11)

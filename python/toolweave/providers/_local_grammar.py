@@ -332,20 +332,27 @@ def answer_grammar(vocabulary: Sequence[str]) -> str:
 _CALL = re.compile(r'<tool_call>(.*?)</tool_call>', re.DOTALL)
 
 
+_RAW_ARGUMENTS = re.compile(r'^\{"name": "(?:[^"\\]|\\.)*", "arguments": (?P<arguments>.*)\}$', re.DOTALL)
+
+
 def parse_calls(text: str) -> list[tuple[str, str]]:
     """``(name, arguments JSON)`` of each ``<tool_call>`` block of ``text``, repeats dropped, in order.
 
-    Blocks that are not a JSON object with a string ``name`` and an object ``arguments`` are skipped.
+    The arguments are the text the model wrote (``{"city": "Rome"}``), re-encoded only when the
+    block is not in the grammar's layout. Blocks that are not a JSON object with a string ``name``
+    and an object ``arguments`` are skipped.
     """
-    calls: dict[tuple[str, str], None] = {}
+    calls: dict[tuple[str, str], str] = {}
     for block in _CALL.findall(text):
         try:
             call = orjson.loads(block)
         except orjson.JSONDecodeError:
             continue
         if isinstance(call, dict) and isinstance(call.get('name'), str) and isinstance(call.get('arguments'), dict):
-            calls.setdefault((call['name'], orjson.dumps(call['arguments']).decode()))
-    return list(calls)
+            raw = _RAW_ARGUMENTS.match(block.strip())
+            key = (call['name'], orjson.dumps(call['arguments']).decode())
+            calls.setdefault(key, raw.group('arguments') if raw else key[1])
+    return [(name, arguments) for (name, _), arguments in calls.items()]
 
 
 _MARKUP = re.compile(r'<(tool_call|tool_response|tools)>.*?(?:</\1>|$)', re.DOTALL)
