@@ -291,5 +291,11 @@ def test_thread_scaling(capsys: pytest.CaptureFixture[str]) -> None:
             f'| {read} B | {best["one wall"] * 1e3:.1f} | {best["two wall"] * 1e3:.1f} | '
             f'{best["one wall"] / best["two wall"]:.2f}x | {best["two cpu"] / best["two wall"]:.2f} |'
         )
+    table = '\n'.join(lines)
     with capsys.disabled():
-        print('\n[stream aggregation, 40 tool-call streams of ~600 events, best of rounds]\n' + '\n'.join(lines))
+        print('\n[stream aggregation, 40 tool-call streams of ~600 events, best of rounds]\n' + table)
+    if any('benchmark-enable' in a for a in sys.argv):
+        (RESULTS / 'threads.md').write_text(
+            '# Two threads aggregating streams vs one (the GIL question of issue #14)\n\n'
+            'One run of benches/test_bench_providers.py::test_thread_scaling (see its docstring).\n\n' + table + '\n'
+        )
