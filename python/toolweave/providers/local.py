@@ -227,7 +227,9 @@ class LocalChatModel:
 
     - after the user's message, with tools: a *call* round. The model writes one call per
       coordinated part of the question (``'weather in Rome and in Madrid'``: two; at most three) to
-      tools it chooses among the offered ones, with arguments valid for the tool's input schema;
+      a tool it chooses among the offered ones the question names (shared words; for a follow-up
+      such as ``'And in Tokyo?'``, those an earlier question named; with none, ``toolSearchTool``
+      when offered, else all), with arguments valid for the tool's input schema;
       free string values are spans of the question's words and numbers the question's numbers.
       ``tool_choice={'type': 'function', 'function': {'name': ...}}`` narrows the tools;
       ``tool_choice='none'`` makes it an answer round;
@@ -248,8 +250,8 @@ class LocalChatModel:
 
     Every generation's metadata says which with :data:`ROUND_KEY` (``'localRound'``). The tools are
     listed in the first message (not sent as OpenAI ``tools``: llama.cpp refuses a grammar next to
-    them), then example exchanges (``examples``, or one neutral exchange synthesised from the first
-    tool's schema, with placeholders such as ``'the city'``), then the conversation. ``max_tokens``
+    them), then your example exchanges (``examples``; none are synthesised: the grammar makes calls
+    well formed, and invented values would leak into answers), then the conversation. ``max_tokens``
     is always set (per call in call rounds), temperature 0 and the seed fixed unless the prompt's
     options say otherwise. Streaming sends each planned round whole, as one chunk, once it is checked.
 
