@@ -1,19 +1,33 @@
-# Every target sets itself up on a fresh machine: .venv, dependencies, release build of the Rust core.
+# Every target sets itself up on a fresh machine: .venv, dependencies, the Rust core.
+# Published extras (pyproject [project.optional-dependencies]) are what users install; development tools are
+# PEP 735 dependency groups ([dependency-groups]) installed here with `pip install --group` (pip >= 25.1).
 .DEFAULT_GOAL := help
 PY_BOOT ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+MATURIN := VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin
 STAMP := $(VENV)/.toolweave-deps
 BUILT := $(VENV)/.toolweave-built
+DEMO_BUILT := $(VENV)/.toolweave-demo-built
+BENCH_DEPS := $(VENV)/.toolweave-bench
 PEERS := $(VENV)/.toolweave-peers
+WHEEL_TOOLS := $(VENV)/.toolweave-wheel-tools
 RUST_SRC := $(shell find rust -name '*.rs') Cargo.toml pyproject.toml
+# The extras the test suite exercises, with the release core; plus the `test` and `lint` groups.
+TEST_EXTRAS ?= local,redis,search,mcp,temporal
+DIST ?= dist
+WHEEL_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
+# The core tests, run once more with the pure-Python twins selected everywhere (TOOLWEAVE_PURE=1).
+PURE_TESTS ?= $(wildcard tests/test_core_*.py tests/core/test_*.py)
 
-.PHONY: help demo test bench bench-service lint build clean fuzz redis-server soak eval-local
+.PHONY: help demo test test-pure bench bench-service lint build clean fuzz redis-server soak wheel eval-local
 
 help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
+	@echo 'make test-pure - the core tests again with the pure-Python twins (TOOLWEAVE_PURE=1)'
+	@echo 'make wheel  - sdist and abi3 manylinux2014 wheels (x86_64, aarch64) into dist/, checked by auditwheel'
 	@echo 'make eval-local - offline evaluation of the local model (tool choice, arguments, answers), 3-turn chats'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
 	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents (~2-3 min)'
@@ -25,22 +39,32 @@ $(PY):
 	$(PY_BOOT) -m venv $(VENV)
 
 $(STAMP): | $(PY)
-	$(PIP) install -q --upgrade pip
+	$(PIP) install -q --upgrade 'pip>=25.1'
 	$(PIP) install -q 'maturin>=1.7,<2'
 	touch $@
 
 $(BUILT): $(STAMP) $(RUST_SRC)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --extras local,test,lint,bench,search,mcp
+	$(MATURIN) develop --release --extras $(TEST_EXTRAS)
+	$(PIP) install -q --group test --group lint
 	touch $@
 
 build: $(BUILT)
 
-demo: $(BUILT)
+# The demo needs the runtime and the `local` extra only, and a core built with Cargo's `quick` profile (no LTO:
+# compiles in a fraction of the release time). A release core already built for the tests and up to date is used
+# as it is; the tests rebuild in release whenever the last build was the quick one (BUILT is then out of date).
+$(DEMO_BUILT): $(STAMP) $(RUST_SRC)
+	$(MATURIN) develop --profile quick --extras local
+	touch $@
+
+demo:
+	@$(MAKE) --no-print-directory -q $(BUILT) 2>/dev/null || $(MAKE) --no-print-directory $(DEMO_BUILT)
 	$(VENV)/bin/toolweave demo
 
 # Offline evaluation of the embedded local model (not part of `make test`): 3-turn conversations with memory over
 # the README's tools; prints the rates and writes benches/results/local_eval.md (about 10 minutes on 2 cores).
-eval-local: $(BUILT)
+eval-local:
+	@$(MAKE) --no-print-directory -q $(BUILT) 2>/dev/null || $(MAKE) --no-print-directory $(DEMO_BUILT)
 	$(PY) benches/eval_local.py
 
 # The Redis memory tests need a redis-server binary; install Debian's when missing and we can (root, as in CI).
@@ -52,19 +76,24 @@ redis-server:
 test: $(BUILT) redis-server
 	$(PY) -m pytest -q
 
-# The `peers` extra (litellm: too heavy for build/test/CI) is installed for `make bench` only, once (stamp),
-# with pip from pyproject.toml's list, without rebuilding the Rust core.
-$(PEERS): pyproject.toml | $(BUILT)
-	$(PY) -c "import sys; tomllib = __import__('tomllib' if sys.version_info >= (3, 11) else 'tomli'); print('\\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['peers']))" >$(VENV)/peers.txt
-	$(PIP) install -q -r $(VENV)/peers.txt
+test-pure: $(BUILT)
+	TOOLWEAVE_PURE=1 $(PY) -m pytest -q $(PURE_TESTS)
+
+$(BENCH_DEPS): pyproject.toml | $(BUILT)
+	$(PIP) install -q --group bench
 	touch $@
 
-bench: $(BUILT) $(PEERS)
+# The `peers` group (litellm: too heavy for build/test/CI) is installed for `make bench` only.
+$(PEERS): pyproject.toml | $(BUILT)
+	$(PIP) install -q --group peers
+	touch $@
+
+bench: $(BUILT) $(BENCH_DEPS) $(PEERS)
 	$(PY) -m pytest benches -q --benchmark-enable --benchmark-columns=min,mean,median,rounds --benchmark-sort=name
 
 # Starlette + uvicorn, one streaming tool-loop endpoint per framework against a paced mock provider; writes
 # benches/results/service.md/.png (benches/service/run.py --help for duration, concurrency, pacing).
-bench-service: $(BUILT)
+bench-service: $(BUILT) $(BENCH_DEPS)
 	$(PY) benches/service/run.py
 
 lint: $(BUILT)
@@ -83,7 +112,28 @@ soak: $(BUILT) redis-server
 	$(PY) tests/reliability/soak.py --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target $(DIST)
+
+$(WHEEL_TOOLS): pyproject.toml | $(STAMP)
+	$(PIP) install -q --group wheel
+	touch $@
+
+# The sdist and abi3 wheels (one per architecture, any CPython >= 3.10) for any Linux with glibc >= 2.17:
+# zig (the ziglang package) links against glibc 2.17 symbols, so x86_64 and aarch64 build here; auditwheel
+# then checks each wheel's external symbols and libraries against its manylinux2014 tag.
+wheel: $(WHEEL_TOOLS)
+	rm -rf $(DIST)
+	$(MATURIN) sdist --out $(DIST)
+	for t in $(WHEEL_TARGETS); do \
+		rustup target list --installed | grep -qx $$t || rustup target add $$t || exit 1; \
+		$(MATURIN) build --release --zig --compatibility manylinux2014 --target $$t --out $(DIST) || exit 1; \
+	done
+	for w in $(DIST)/*.whl; do \
+		$(VENV)/bin/auditwheel show $$w | tee $(DIST)/.audit; \
+		grep -q 'consistent with the following platform tag: "manylinux_2_17_' $(DIST)/.audit || exit 1; \
+	done
+	rm -f $(DIST)/.audit
+	ls -l $(DIST)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := stream_feed json_modes
