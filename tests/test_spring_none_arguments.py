@@ -73,7 +73,7 @@ CASES = {
     'MethodToolCallback(None)': ('func', lambda: MethodToolCallback(None)),
     'tool(name=...)': ('name', lambda: tool(name=3)),
     'FunctionToolCallback.builder(None, fn)': ('name', lambda: FunctionToolCallback.builder(None, add)),
-    'FunctionToolCallback.builder(name, None)': ('func', lambda: FunctionToolCallback.builder('n', None)),
+    # FunctionToolCallback.builder(name, None) is a deferred tool since issue 15 (tests/approvals)
     'builder.description(None)': ('description', lambda: FunctionToolCallback.builder('n', add).description(None)),
     'builder.input_type(None)': ('input_type', lambda: FunctionToolCallback.builder('n', add).input_type(None)),
     'builder.input_schema(None)': ('input_schema', lambda: FunctionToolCallback.builder('n', add).input_schema(None)),
