@@ -14,6 +14,13 @@ it. Per-request settings never change the builder's defaults. The terminal model
 Run events (:mod:`toolweave.events`): ``call(on_event=handler)``, ``acall(on_event=handler)`` and
 ``stream().events()``. Streams iterate with ``async for`` on your event loop, or with a plain ``for``
 in synchronous code (the stream then runs on a private event loop in a background thread).
+
+Paused runs (:mod:`toolweave.approvals`): a run whose tool calls wait for a decision returns a
+response with ``is_paused()`` true, its ``pending_tool_calls()`` and ``run_state()`` (streaming: an
+``ApprovalRequested`` event, then the end). With ``run_state_store(store)`` on the builder, paused
+states are saved there. ``client.resume(state_or_run_id, decisions)`` (or ``prompt().resume(...)``)
+gives a request that ``call()``, ``acall()`` or ``stream()`` continue; starting it claims the run in
+the store (or, without one, in this process), so a run continues once.
 """
 
 from __future__ import annotations
@@ -30,12 +37,14 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, TypeVar, cast
 
+from toolweave.advisors._rounds import RUN_STATE_METADATA_KEY
 from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
 from toolweave.advisors.chain import DefaultAroundAdvisorChain
 from toolweave.advisors.memory import BaseChatMemoryAdvisor
 from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
 from toolweave.advisors.structured_output import StructuredOutputAdvisor, arun_entity, run_entity, stream_entity
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
+from toolweave.approvals import Decision, PendingToolCall
 from toolweave.chat.content import Media
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from toolweave.chat.model import ChatModel
@@ -43,6 +52,8 @@ from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
 from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
+from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
+from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState
 from toolweave.structured import (
     OutputType,
     OutputValidationError,
@@ -71,6 +82,8 @@ _E = TypeVar('_E')
 _RESTATE = 'Now give exactly that answer again, as JSON in the requested structure.'
 _CLOSE_TIMEOUT = 30.0
 """Seconds a synchronous stream waits for its upstream to close (or a cancelled step to stop) before giving up."""
+_LOCAL_CLAIMS = InMemoryRunStateStore()
+"""Where runs resumed by clients without a store are claimed: once per run within this process."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ class _Defaults:
     tool_context: Mapping[str, Any] | None = None
     tool_calling_advisor: ToolCallingAdvisor | None = None
     auto_tool_advisor: bool = True
+    run_state_store: RunStateStore | None = None
 
 
 class ChatClient:
@@ -109,6 +123,10 @@ class ChatClient:
         """
         spec = ChatClientRequestSpec(self.model, self._defaults)
         return spec.user(user) if user is not None else spec
+
+    def resume(self, run: RunState | str, decisions: Mapping[str, Decision]) -> ChatClientRequestSpec:
+        """A request continuing a paused run with the client's default tools: ``prompt().resume(run, decisions)``."""
+        return self.prompt().resume(run, decisions)
 
 
 class ChatClientBuilder:
@@ -162,6 +180,20 @@ class ChatClientBuilder:
         self._defaults = replace(self._defaults, auto_tool_advisor=bool(enabled))
         return self
 
+    def run_state_store(self, store: RunStateStore) -> ChatClientBuilder:
+        """Save paused runs in ``store``, resume runs by id from it, and claim resumed runs there.
+
+        E.g. ``SqliteRunStateStore('runs.db')`` (shared by the processes on one machine) or
+        ``RedisRunStateStore(url=...)`` (several machines).
+
+        Raises:
+            TypeError: ``store`` is not a :class:`~toolweave.runstate.RunStateStore`.
+        """
+        if not isinstance(store, RunStateStore):
+            raise TypeError(f'store must be a RunStateStore (save, load, claim, delete), got {type(store).__name__}')
+        self._defaults = replace(self._defaults, run_state_store=store)
+        return self
+
     def disable_tool_calling_advisor(self) -> ChatClientBuilder:
         """Same as ``tool_calling_advisor_auto_register(False)``."""
         return self.tool_calling_advisor_auto_register(False)
@@ -184,6 +216,7 @@ class ChatClientRequestSpec:
         self._options = defaults.options
         self._tool_context: dict[str, Any] = dict(defaults.tool_context or {})
         self._advisor_params: dict[str, Any] = {}
+        self._resume: Resumption | None = None
 
     def system(self, text: str) -> ChatClientRequestSpec:
         """Replace the system message."""
@@ -247,6 +280,38 @@ class ChatClientRequestSpec:
         self._advisor_params[key] = value
         return self
 
+    def resume(self, run: RunState | str, decisions: Mapping[str, Decision]) -> ChatClientRequestSpec:
+        """Continue a paused run with one decision per pending call, keyed by call id.
+
+        The request needs the run's tools (the same names), and takes no new messages; advisors and
+        options are this request's. ``call()``, ``acall()`` or ``stream()`` then run it: the approved
+        calls run first, the denied and deferred ones get their responses, and the loop goes on with
+        its rounds, usage, limits and retry budgets counted from where it paused.
+
+        Args:
+            run: The :class:`~toolweave.runstate.RunState` (e.g. ``RunState.from_json(text)``), or its
+                run id in the client's ``run_state_store``.
+            decisions: ``{call_id: Approve() | Deny(message) | DeferredResult(value)}``.
+
+        Raises:
+            UnknownToolCallError, MissingDecisionError, InvalidDecisionError: the decisions do not fit
+                the pending calls (nothing is claimed or changed).
+            RunStateNotFoundError, RunAlreadyResumedError: by run id, the store has no such paused run.
+            ValueError: a run id without a ``run_state_store``.
+        """
+        if isinstance(run, str):
+            store = self._defaults.run_state_store
+            if store is None:
+                raise ValueError('resume by run id needs a client with a run_state_store; pass the RunState instead')
+            state = store.load(run)
+        elif isinstance(run, RunState):
+            state = run
+        else:
+            raise TypeError(f'run must be a RunState or a run id, got {type(run).__name__}')
+        state.check_decisions(decisions)
+        self._resume = Resumption(state, dict(decisions))
+        return self
+
     def call(self, *, on_event: EventHandler | None = None) -> CallResponse:
         """Run the chain, blocking.
 
@@ -255,7 +320,7 @@ class ChatClientRequestSpec:
                 An exception it raises is logged (logger ``toolweave.events``) and the run goes on.
         """
         request, chain = self._assemble(stream=False, on_event=on_event)
-        return CallResponse(chain.next_call(request), self)
+        return CallResponse(self._saved(chain.next_call(request)), self)
 
     async def acall(self, *, on_event: EventHandler | None = None) -> CallResponse:
         """Run the chain on the running event loop.
@@ -264,7 +329,7 @@ class ChatClientRequestSpec:
             on_event: As :meth:`call`; called on the event loop's thread (also for tools run in worker threads).
         """
         request, chain = self._assemble(stream=False, on_event=on_event)
-        return CallResponse(await chain.anext_call(request), self)
+        return CallResponse(self._saved(await chain.anext_call(request)), self)
 
     def stream(self) -> StreamResponse:
         """Run the chain streaming; iterate one of the result's views: ``content()``, ``events()``, ``chat_responses()``."""
@@ -272,10 +337,29 @@ class ChatClientRequestSpec:
 
         def start(on_event: EventHandler | None) -> AsyncIterator[ChatClientResponse]:
             if on_event is None:
-                return chain.next_stream(request)
-            return chain.next_stream(replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event}))
+                responses = chain.next_stream(request)
+            else:
+                responses = chain.next_stream(
+                    replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event})
+                )
+            return self._saving(responses) if self._defaults.run_state_store is not None else responses
 
         return StreamResponse(start)
+
+    def _saved(self, response: ChatClientResponse) -> ChatClientResponse:
+        """``response``, its run state saved in the client's store when the run paused."""
+        store = self._defaults.run_state_store
+        state = _run_state(response.chat_response)
+        if store is not None and state is not None:
+            store.save(state)
+        return response
+
+    async def _saving(self, responses: AsyncIterator[ChatClientResponse]) -> AsyncIterator[ChatClientResponse]:
+        try:
+            async for response in responses:
+                yield self._saved(response)
+        finally:
+            await _aclose(responses)
 
     def entity(
         self,
@@ -378,11 +462,31 @@ class ChatClientRequestSpec:
         messages.extend(self._messages)
         prompt = Prompt(tuple(messages), self._tool_options())
         terminal: Advisor = ChatModelStreamAdvisor(self._model) if stream else ChatModelCallAdvisor(self._model)
-        chain = DefaultAroundAdvisorChain([*self._chain_advisors(), *extra, terminal])
+        advisors = self._chain_advisors()
+        chain = DefaultAroundAdvisorChain([*advisors, *extra, terminal])
         context = dict(self._advisor_params)
+        if self._resume is not None:
+            prompt = Prompt((), prompt.options)  # the tool loop continues the run's own messages
+            context[RESUME_CONTEXT_KEY] = self._claimed(advisors)
         if on_event is not None:
             context[ON_EVENT_CONTEXT_KEY] = _logging_errors(_check_handler(on_event))
         return ChatClientRequest(prompt, context), chain
+
+    def _claimed(self, advisors: list[Advisor]) -> Resumption:
+        """The resumption, once its run is claimed (in the client's store, else in this process).
+
+        Raises:
+            ValueError: the request has new messages, or no tool advisor to continue the run.
+            RunAlreadyResumedError: the run was resumed before.
+        """
+        resume = self._resume
+        assert resume is not None
+        if self._messages:
+            raise ValueError('a resumed run takes no new messages: resume it first, then send them in a new request')
+        if not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
+            raise ValueError('resuming a run needs a ToolCallingAdvisor on the chain (auto-registration is off)')
+        (self._defaults.run_state_store or _LOCAL_CLAIMS).claim(resume.state.run_id)
+        return resume
 
     def _tool_options(self) -> ToolCallingChatOptions:
         """The request's options as ``ToolCallingChatOptions``, with the model's default tools when it has none.
@@ -530,6 +634,25 @@ class CallResponse:
                 raise
         restated = self._spec._restated(self.content())
         return await restated.aentity(output_type, strategy=strategy, max_retries=max_retries)
+
+    def is_paused(self) -> bool:
+        """Whether the run paused for decisions on tool calls (finish reason ``paused``)."""
+        return self.run_state() is not None
+
+    def run_state(self) -> RunState | None:
+        """The paused run's state (``None`` when the run ended); resume it with ``client.resume(state, ...)``."""
+        return _run_state(self._response.chat_response)
+
+    def pending_tool_calls(self) -> tuple[PendingToolCall, ...]:
+        """The calls the paused run waits for (id, name, parsed arguments, reason); ``()`` when not paused."""
+        state = self.run_state()
+        return state.pending if state is not None else ()
+
+
+def _run_state(chat: ChatResponse | None) -> RunState | None:
+    """The run state a paused run's response carries (metadata ``runState``)."""
+    state = chat.metadata.get(RUN_STATE_METADATA_KEY) if chat is not None else None
+    return state if isinstance(state, RunState) else None
 
 
 class StreamResponse:
