@@ -130,7 +130,7 @@ wheel: $(WHEEL_TOOLS)
 	done
 	for w in $(DIST)/*.whl; do \
 		$(VENV)/bin/auditwheel show $$w | tee $(DIST)/.audit; \
-		grep -q 'consistent with the following platform tag: "manylinux_2_17_' $(DIST)/.audit || exit 1; \
+		tr -s ' \n' '  ' <$(DIST)/.audit | grep -q 'consistent with the following platform tag: "manylinux_2_17_' || exit 1; \
 	done
 	rm -f $(DIST)/.audit
 	ls -l $(DIST)
