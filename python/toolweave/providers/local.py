@@ -59,7 +59,7 @@ from toolweave.tools.definition import ToolDefinition
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ['LocalChatModel', 'ToolExample', 'ensure_model_file']
+__all__ = ['FALLBACK_KEY', 'ROUND_KEY', 'LocalChatModel', 'RoundPlan', 'ToolExample', 'ensure_model_file']
 
 _INSTALL_HINT = "install it with: pip install 'toolweave[local]'"
 FALLBACK_KEY = 'localToolResponseFallback'
