@@ -55,8 +55,15 @@ def build_wheel(out: Path) -> None:
     env = {**os.environ, 'VIRTUAL_ENV': str(Path(sys.prefix)), 'PATH': f'{bin_dir}:{os.environ["PATH"]}'}
     command = [f'{bin_dir}/maturin', 'build', '--profile', 'quick', '--zig', '--compatibility', 'manylinux2014']
     command += ['--target', TARGET, '--out', str(scratch)]
-    subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    scratch.replace(out)
+    try:
+        subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+        if not out.exists():  # another run may have finished the same wheel meanwhile
+            scratch.replace(out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for old in out.parent.iterdir():  # wheels of earlier sources (finished ones; never another run's scratch)
+        if old != out and '.' not in old.name:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 @pytest.fixture(scope='session')
