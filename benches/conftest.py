@@ -71,3 +71,34 @@ def best_of(fn: Callable[[], object], repeat: int = 7, number: int = 20) -> floa
             fn()
         best = min(best, (time.perf_counter() - start) / number)
     return best
+
+
+def interleaved(cases: dict[str, Callable[[], object]], budget: float = 0.5, repeat: int = 7) -> dict[str, float]:
+    """Median seconds per call of every case, measured in interleaved rounds (one round of every case, then the next).
+
+    ``number`` calls per round are sized from a warm-up so one round of one case takes about
+    ``budget / repeat`` seconds; the rows of a group so see the same machine load. Times are CPU time of
+    this process (``time.process_time``): other processes competing for the 2 cores do not inflate them.
+    The garbage collector is off while timing (collected before), as for every row alike.
+    """
+    import gc
+    import statistics
+
+    number: dict[str, int] = {}
+    for name, fn in cases.items():
+        start = time.process_time()
+        fn()
+        number[name] = max(1, int(budget / repeat / max(time.process_time() - start, 1e-7)))
+    rounds: dict[str, list[float]] = {name: [] for name in cases}
+    gc.collect()
+    gc.disable()  # a collection triggered by one row's garbage would be charged to whichever row runs then
+    try:
+        for _ in range(repeat):
+            for name, fn in cases.items():
+                start = time.process_time()
+                for _ in range(number[name]):
+                    fn()
+                rounds[name].append((time.process_time() - start) / number[name])
+    finally:
+        gc.enable()
+    return {name: statistics.median(times) for name, times in rounds.items()}

@@ -1,10 +1,17 @@
-"""Argument validation and schema generation.
+"""Argument binding per tool call, argument validation and schema generation; writes the arguments section of
+benches/results/core.md (and core_arguments.png).
 
-* parse + validate ~0.5 KB and ~2 KB argument strings against a nested schema: the Rust
-  ``SchemaValidator.validate_json`` vs ``orjson.loads`` alone vs ``orjson.loads`` + ``jsonschema_rs``
-  vs pydantic ``validate_json`` (target: Rust at or below ``orjson.loads`` alone);
-* schema generation of a 6-parameter function, cold and cached, vs pydantic
-  ``TypeAdapter(...).json_schema()`` (target: cached <= 5 us).
+* per tool call, parse + validate + coerce of ~0.5 KB and ~2 KB argument objects on the path a user
+  runs (``MethodToolCallback.call`` / ``FunctionToolCallback.call`` of a tool that returns at once),
+  valid and invalid, against one ``orjson.loads`` of the same text (targets: valid at most 1.5x,
+  invalid at most 5x), for tools over pydantic models, over TypedDicts and over a raw JSON Schema;
+* parse + validate with the Rust ``SchemaValidator.validate_json`` vs ``orjson.loads`` +
+  ``jsonschema_rs`` vs pydantic ``validate_json``;
+* schema generation of a 6-parameter function, cold (first ``@tool``) and cached, vs pydantic
+  ``TypeAdapter(fn).json_schema()`` cold (targets: cold no slower; cached under 5 us).
+
+Rows of a group are measured in the same interleaved rounds; "pure" rows run the same path with the
+pure-Python twins in place of the Rust core (as ``TOOLWEAVE_PURE=1`` would). No timing is asserted.
 """
 
 from __future__ import annotations
@@ -12,16 +19,29 @@ from __future__ import annotations
 import enum
 import functools
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, Optional
+from unittest import mock
 
 import jsonschema_rs
 import orjson
 import pydantic
 import pytest
 import toolweave._core as rust
-from conftest import best_of
-from toolweave.tools import ToolParam
+import toolweave._reference as reference
+import toolweave.tools.function as function_module
+import toolweave.tools.method as method_module
+from conftest import best_of, interleaved
+from test_bench_arguments import parse_summary, parse_tables
+from toolweave.exceptions import ToolExecutionError
+from toolweave.tools import FunctionToolCallback, MethodToolCallback, ToolParam
 from toolweave.tools.schema import _function_schema, function_schema
+from typing_extensions import TypedDict
+
+RESULTS = Path(__file__).parent / 'results'
+START, END = '<!-- arguments: start -->', '<!-- arguments: end -->'
 
 
 class Tag(str, enum.Enum):
@@ -124,6 +144,7 @@ def six(
 GENERATORS = {
     'toolweave cached': functools.partial(function_schema, six),
     'toolweave cold': functools.partial(_function_schema.__wrapped__, six, frozenset()),
+    'pydantic TypeAdapter(fn).json_schema() cold': lambda: pydantic.TypeAdapter(six).json_schema(),
     'pydantic TypeAdapter(...).json_schema()': lambda: pydantic.TypeAdapter(Model6).json_schema(),
     'pydantic json_schema() on a kept adapter': functools.partial(pydantic.TypeAdapter(Model6).json_schema),
 }
@@ -157,3 +178,257 @@ def test_validate_and_schema_ratios(capsys: pytest.CaptureFixture[str]) -> None:
     )
     with capsys.disabled():
         print('\n' + '\n'.join(lines))
+
+
+class ItemDict(TypedDict):
+    sku: str
+    quantity: int
+    price: float
+    tags: list[Tag]
+
+
+class AddressDict(TypedDict):
+    street: str
+    city: str
+    zip_code: Optional[str]
+
+
+class OrderDict(TypedDict):
+    customer: str
+    shipping: AddressDict
+    items: list[ItemDict]
+    note: Optional[str]
+
+
+def place_order_dicts(order: OrderDict) -> str:
+    return 'ok'
+
+
+def place_order_models(order: Order) -> str:
+    return 'ok'
+
+
+def _accept(arguments: Any) -> str:
+    return 'ok'
+
+
+def _tools() -> dict[str, Any]:
+    """One tool per shape, built with whatever core is in place (Rust, or the twins under ``pure_core``)."""
+    return {
+        'MethodToolCallback, pydantic models': MethodToolCallback(place_order_models),
+        'MethodToolCallback, TypedDicts': MethodToolCallback(place_order_dicts),
+        'FunctionToolCallback, raw JSON Schema': FunctionToolCallback.builder('place_order', _accept)
+        .input_schema(SCHEMA)
+        .build(),
+    }
+
+
+@contextmanager
+def pure_core() -> Iterator[None]:
+    """The tool modules' core functions replaced by the pure-Python twins (what ``TOOLWEAVE_PURE=1`` selects)."""
+    with (
+        mock.patch.object(method_module, 'parse_arguments', reference.parse_arguments),
+        mock.patch.object(function_module, 'parse_arguments', reference.parse_arguments),
+        mock.patch.object(function_module, 'SchemaValidator', reference.SchemaValidator),
+    ):
+        yield
+
+
+def _invalid(text: str) -> str:
+    """``text`` with the first item's quantity a word: one invalid field deep inside."""
+    bad = text.replace('"quantity": 1', '"quantity": "one"', 1)
+    assert bad != text
+    return bad
+
+
+def _call_invalid(tool: Any, text: str) -> None:
+    try:
+        tool.call(text)
+    except ToolExecutionError:
+        return
+    raise AssertionError('the invalid call was accepted')
+
+
+def binding_cases(tools: dict[str, Any], text: str) -> dict[str, Callable[[], Any]]:
+    cases: dict[str, Callable[[], Any]] = {'orjson.loads (floor)': functools.partial(orjson.loads, text)}
+    bad = _invalid(text)
+    for name, tool in tools.items():
+        cases[f'{name}: valid call'] = functools.partial(tool.call, text)
+        cases[f'{name}: invalid call'] = functools.partial(_call_invalid, tool, bad)
+    return cases
+
+
+def test_binding_cases_run() -> None:
+    for text in INPUTS.values():
+        for name, fn in binding_cases(_tools(), text).items():
+            result = fn()
+            assert result == 'ok' or name.endswith('invalid call') or name.startswith('orjson'), name
+    with pure_core():
+        for name, fn in binding_cases(_tools(), INPUTS['0.5KB']).items():
+            assert fn() == 'ok' or name.endswith('invalid call') or name.startswith('orjson'), name
+
+
+def binding_tables(budget: float = 0.5) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Per input size: the rows with the Rust core, and the same rows with the twins (measured right after)."""
+    rust_tables, pure_tables = {}, {}
+    for size, text in INPUTS.items():
+        group = f'tool call: parse + validate + coerce, {size} ({len(text):,} chars)'
+        rust_tables[group] = interleaved(binding_cases(_tools(), text), budget=budget)
+        with pure_core():
+            pure_tables[group] = interleaved(binding_cases(_tools(), text), budget=budget)
+    return rust_tables, pure_tables
+
+
+def validation_table(budget: float = 0.5) -> dict[str, dict[str, float]]:
+    tables = {}
+    for size, text in INPUTS.items():
+        cases = {name: functools.partial(fn, text) for name, fn in VALIDATORS.items()}
+        cases = {'orjson.loads alone (floor)': cases.pop('orjson.loads alone'), **cases}
+        cases['toolweave pure-Python twin validate_json'] = functools.partial(
+            reference.SchemaValidator(SCHEMA).validate_json, text
+        )
+        tables[f'parse + validate, {size} ({len(text):,} chars)'] = interleaved(cases, budget=budget)
+    return tables
+
+
+def schema_table() -> dict[str, dict[str, float]]:
+    order = ['pydantic TypeAdapter(fn).json_schema() cold', 'toolweave cold', 'toolweave cached']
+    order += [name for name in GENERATORS if name not in order]
+    return {'schema of a 6-parameter function': interleaved({name: GENERATORS[name] for name in order}, budget=2.0)}
+
+
+def _shown(seconds: float) -> str:
+    return f'{seconds * 1e6:,.0f} us' if seconds >= 1e-4 else f'{seconds * 1e6:,.2f} us'
+
+
+def _rows(
+    tables: dict[str, dict[str, float]], pure: dict[str, dict[str, float]]
+) -> list[tuple[str, str, float, float, float | None]]:
+    """``(group, row, seconds, ratio to the group's floor, Rust/pure ratio or None)``."""
+    rows = []
+    for group, times in tables.items():
+        floor = next(iter(times.values()))
+        for name, t in times.items():
+            twin = pure.get(group, {}).get(name) if 'pure' not in name else None
+            rows.append(
+                (group, name, t, t / floor, t / twin if twin and name.startswith(('Method', 'Function')) else None)
+            )
+    return rows
+
+
+TWIN_OF = {
+    'toolweave rust strict': 'toolweave pure-Python twin strict',
+    'toolweave rust partial (2/3 of the text)': 'toolweave pure-Python twin partial (2/3 of the text)',
+    'toolweave rust lenient (valid text)': 'toolweave pure-Python twin lenient (valid text)',
+    'rust validate_json': 'toolweave pure-Python twin validate_json',
+}
+"""Parse and validate rows with the Rust core -> the same row with the twin."""
+
+
+def _twin_column(tables: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Rust/pure of the parse and validate rows (:data:`TWIN_OF`)."""
+    return {
+        group: {name: times[name] / times[twin] for name, twin in TWIN_OF.items() if name in times and twin in times}
+        for group, times in tables.items()
+    }
+
+
+def write_section(rows: list[tuple[str, str, float, float, float | None]], summary: list[str]) -> list[str]:
+    """Put the arguments section into benches/results/core.md (replacing an older one) and draw its chart.
+
+    Returns the section's lines (what ``make bench`` prints: every row with its Rust/pure ratio).
+    """
+    lines = [
+        START,
+        '## Arguments: parsing, binding per tool call, validation, schema',
+        '',
+        'Written by benches/test_bench_schema.py (`make bench`), one run: same-run medians of interleaved rounds;',
+        'ratio = time / the first row of the group. Rust/pure = the row with the Rust core / the same row',
+        'with the pure-Python twins (`TOOLWEAVE_PURE=1`).',
+        '',
+        '| group | implementation | time | ratio to floor | Rust/pure |',
+        '|---|---|---:|---:|---:|',
+    ]
+    for group, name, t, ratio, twin in rows:
+        lines.append(f'| {group} | {name} | {_shown(t)} | {ratio:.2f}x | {"" if twin is None else f"{twin:.3f}"} |')
+    lines += [
+        '',
+        'Targets, from the same run:',
+        '',
+        *[f'- {line}' for line in summary],
+        '',
+        '![](core_arguments.png)',
+        END,
+    ]
+    path = RESULTS / 'core.md'
+    text = path.read_text() if path.exists() else '# toolweave core benchmarks\n'
+    if START in text and END in text:
+        text = text[: text.index(START)] + text[text.index(END) + len(END) :].lstrip('\n')
+    path.write_text(text.rstrip('\n') + '\n\n' + '\n'.join(lines) + '\n')
+    _chart(rows)
+    return lines
+
+
+def _chart(rows: list[tuple[str, str, float, float, float | None]]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:  # plotting is a bench-only dependency
+        return
+    groups: dict[str, list[tuple[str, float]]] = {}
+    for group, name, _, ratio, _ in rows:
+        groups.setdefault(group, []).append((name, ratio))
+    heights = [len(v) for v in groups.values()]
+    fig, axes = plt.subplots(
+        len(groups), 1, figsize=(13, 0.3 * sum(heights) + 0.8 * len(groups) + 1), gridspec_kw={'height_ratios': heights}
+    )
+    for ax, (group, bars) in zip(axes, groups.items(), strict=True):
+        names = [n for n, _ in bars][::-1]
+        ratios = [r for _, r in bars][::-1]
+        colors = [
+            'tab:green' if n.startswith(('toolweave', 'Method', 'Function', 'rust')) else 'tab:gray' for n in names
+        ]
+        ax.barh(range(len(names)), ratios, color=colors)
+        ax.set_yticks(range(len(names)), names, fontsize=7.5)
+        for y, r in enumerate(ratios):
+            ax.text(r, y, f' {r:.2f}x', va='center', fontsize=7)
+        ax.axvline(1.0, color='black', lw=1)
+        ax.set_xscale('log')
+        ax.set_title(group, fontsize=9, loc='left')
+    fig.supxlabel('time / first row of the group (log scale; green = toolweave)', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(RESULTS / 'core_arguments.png', dpi=90)
+
+
+def binding_summary(tables: dict[str, dict[str, float]]) -> list[str]:
+    lines = []
+    for group, t in tables.items():
+        floor = t['orjson.loads (floor)']
+        parts = [f'{name}: {v / floor:.2f}x' for name, v in t.items() if name != 'orjson.loads (floor)']
+        lines.append(f'[{group}] vs one orjson.loads: ' + '; '.join(parts))
+    return lines
+
+
+@pytest.mark.benchmark(group='arguments-report')
+def test_write_arguments_results(capsys: pytest.CaptureFixture[str]) -> None:
+    parse = parse_tables()
+    binding, binding_pure = binding_tables()
+    validation = validation_table()
+    schema = schema_table()
+    g = schema['schema of a 6-parameter function']
+    summary = parse_summary(parse) + binding_summary(binding)
+    summary.append(
+        f'[schema, 6 parameters] cold / pydantic TypeAdapter(fn).json_schema() cold: '
+        f'{g["toolweave cold"] / g["pydantic TypeAdapter(fn).json_schema() cold"]:.2f}x; '
+        f'cached: {g["toolweave cached"] * 1e6:.2f} us'
+    )
+    tables = {**parse, **binding, **validation, **schema}
+    twins = _twin_column({**parse, **validation})
+    rows = []
+    for group, name, t, ratio, twin in _rows(tables, binding_pure):
+        rows.append((group, name, t, ratio, twins.get(group, {}).get(name, twin)))
+    lines = write_section(rows, summary)
+    with capsys.disabled():
+        print('\n' + '\n'.join(lines[1:-1]))

@@ -38,8 +38,11 @@ pub enum CoreError {
         /// The raw `data:` payload.
         data: Vec<u8>,
     },
-    /// A stream format this build does not know (Python: `ValueError`).
+    /// A stream format this build does not know; the message names the supported ones (Python: `ValueError`).
     UnknownFormat(String),
+    /// A schema function's input: nesting deeper than the schema limit, not a valid JSON Schema, an
+    /// unknown dialect name (Python: `ValueError`).
+    Schema(String),
     /// A usage value of the wrong type (Python: `TypeError`).
     UsageType(String),
 }
@@ -50,13 +53,9 @@ impl fmt::Display for CoreError {
             CoreError::InvalidArguments { message, .. }
             | CoreError::StreamFormat { message, .. }
             | CoreError::Provider { message, .. }
-            | CoreError::UsageType(message) => f.write_str(message),
-            CoreError::UnknownFormat(name) => write!(
-                f,
-                "unknown stream format {}; supported: {}",
-                crate::stream::quote_format(name),
-                crate::stream::SUPPORTED_FORMATS.join(", ")
-            ),
+            | CoreError::UsageType(message)
+            | CoreError::UnknownFormat(message)
+            | CoreError::Schema(message) => f.write_str(message),
         }
     }
 }
@@ -87,14 +86,5 @@ mod tests {
     #[test]
     fn show_escapes_controls() {
         assert_eq!(show("a\nb\t\u{1}c"), "a\\nb\\t\\u0001c");
-    }
-
-    #[test]
-    fn unknown_format_names_supported() {
-        let e = CoreError::UnknownFormat("x".into());
-        assert_eq!(
-            e.to_string(),
-            "unknown stream format \"x\"; supported: openai-chat, openai-responses, anthropic, gemini, ollama"
-        );
     }
 }

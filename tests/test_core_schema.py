@@ -210,6 +210,29 @@ def test_validator_pointers_and_messages(core):
     assert sorted(e['pointer'] for e in v.errors({'b/c': 1})) == ['/b~1c']
 
 
+@pytest.mark.parametrize('text', ['{"n": 9223372036854775808}', '{"n": 1, "x": [{"y": 18446744073709551615}]}'])
+def test_validate_json_int64_refuses_integers_beyond_the_signed_range(core, text):
+    """``int64=True``: an integer above 2**63 - 1 is a ValueError (not a schema error), checked before the schema."""
+    v = core.SchemaValidator({'type': 'object', 'properties': {'n': {'type': 'string'}}})
+    with pytest.raises(ValueError, match=r'^integer out of the signed 64-bit range \(int64=True\)$') as info:
+        v.validate_json(text, int64=True)
+    assert not isinstance(info.value, SchemaValidationError | ToolArgumentsError)
+    with pytest.raises(SchemaValidationError):  # without it the value is only validated
+        v.validate_json(text)
+
+
+def test_validate_json_int64_accepts_the_signed_range_and_reports_the_rest_as_before(core):
+    v = core.SchemaValidator({'type': 'object', 'properties': {'n': {'type': 'integer'}}})
+    text = '{"n": 9223372036854775807, "m": [-9223372036854775808, 1.5e300]}'
+    assert v.validate_json(text, int64=True) == v.validate_json(text) == json.loads(text)
+    with pytest.raises(SchemaValidationError):
+        v.validate_json('{"n": 1.5}', int64=True)
+    with pytest.raises(ToolArgumentsError):
+        v.validate_json('{"n": 1', int64=True)
+    with pytest.raises(ValueError, match='infinity'):
+        v.validate_json('{"n": 1e400}', int64=True)
+
+
 def test_validator_validate_json(core):
     v = core.SchemaValidator({'type': 'object', 'properties': {'n': {'type': 'integer'}}, 'required': ['n']})
     assert v.validate_json('{"n": 3}') == {'n': 3}

@@ -398,11 +398,18 @@ class SchemaValidator:
         Raises:
             SchemaValidationError: ``instance`` is invalid; ``errors`` holds the failures.
         """
-    def validate_json(self, data: str | bytes) -> Any:
+    def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
         """Parse a JSON object text (blank = ``{}``) and validate it in one step; returns the parsed value.
+
+        Args:
+            data: The JSON object text.
+            int64: Refuse integers above ``2**63 - 1`` too (``ValueError``), so that every integer
+                of an accepted value fits a signed 64-bit column.
 
         Raises:
             ToolArgumentsError: not a JSON object text (position and excerpt as ``parse_arguments``).
+            ValueError: a number JSON Schema cannot hold (infinite, beyond 64 bits; beyond the
+                signed 64-bit range with ``int64``); checked before the schema.
             SchemaValidationError: the object is invalid.
             TypeError: ``data`` is not str or bytes.
         """

@@ -120,6 +120,14 @@ fn closers(stack: &[(u8, usize)]) -> String {
     stack.iter().rev().map(|(c, _)| *c as char).collect()
 }
 
+/// Whether `text` may be a whole JSON object: its last non-blank byte is `}`. A truncated prefix
+/// (the common partial input) is not, so partial mode skips the strict attempt for it.
+#[must_use]
+pub fn may_be_complete(text: &str) -> bool {
+    text.trim_end_matches([' ', '\t', '\n', '\r'])
+        .ends_with('}')
+}
+
 /// Close a truncated JSON text; `None` when it is not a prefix of valid JSON.
 pub fn complete_partial(text: &str) -> Option<String> {
     complete(text).ok()
@@ -475,6 +483,15 @@ fn skip_separators(t: &[u8], mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_text_ending_in_a_brace_may_be_complete() {
+        assert!(may_be_complete("{\"a\": 1} \n"));
+        assert!(may_be_complete("{\"a\": \"}")); // a truncated string may end in `}`: the strict attempt fails
+        assert!(!may_be_complete("{\"a\": 1"));
+        assert!(!may_be_complete("{\"a\": [1]"));
+        assert!(!may_be_complete(""));
+    }
 
     #[test]
     fn partial_closes_prefixes() {

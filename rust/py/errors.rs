@@ -84,7 +84,9 @@ fn build(py: Python<'_>, err: CoreError) -> PyResult<PyErr> {
             .provider_stream
             .bind(py)
             .call1((message, provider_error_dict(py, &err)?))?,
-        CoreError::UnknownFormat(_) => return Ok(PyValueError::new_err(err.to_string())),
+        CoreError::UnknownFormat(m) | CoreError::Schema(m) => {
+            return Ok(PyValueError::new_err(m.clone()))
+        }
         CoreError::UsageType(m) => return Ok(PyTypeError::new_err(m.clone())),
     };
     Ok(PyErr::from_value(value))

@@ -8,10 +8,11 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use crate::errors::CoreError;
 use crate::json;
 
-/// Strict JSON straight to Python objects; short strings (keys and values) are cached.
+/// Strict JSON straight to Python objects; short strings (keys and values, 2 to 63 bytes) come from
+/// jiter's string cache, as `jiter.from_json` does by default.
 const PARSER: PythonParse = PythonParse {
     allow_inf_nan: false,
-    cache_mode: StringCacheMode::Keys,
+    cache_mode: StringCacheMode::All,
     partial_mode: PartialMode::Off,
     catch_duplicate_keys: false,
     float_mode: FloatMode::Float,
@@ -133,6 +134,11 @@ pub(crate) fn parse_mode<'py>(
     }
     if mode == Mode::Lenient {
         if let Some(d) = lenient(py, text, max_depth)? {
+            return Ok(d);
+        }
+    } else if json::partial::may_be_complete(text) {
+        // A whole object (the last fragment has arrived) reads the same strictly: one parse.
+        if let Some(d) = try_object(py, text, max_depth) {
             return Ok(d);
         }
     }

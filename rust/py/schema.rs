@@ -8,13 +8,7 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 
-use crate::schema::{self, dialect, validate, SchemaError, MAX_DEPTH};
-
-impl From<SchemaError> for PyErr {
-    fn from(err: SchemaError) -> PyErr {
-        PyValueError::new_err(err.0)
-    }
-}
+use crate::schema::{self, dialect, validate, MAX_DEPTH};
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
@@ -303,15 +297,17 @@ impl SchemaValidator {
         self.check(py, &to_value(instance, 0)?)
     }
 
+    #[pyo3(signature = (data, *, int64 = false))]
     fn validate_json<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
+        int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bytes: &[u8] = if let Ok(s) = data.cast::<PyString>() {
             match s.to_str() {
                 Ok(t) => t.as_bytes(),
-                Err(_) => return self.validate_slow(py, data),
+                Err(_) => return self.validate_slow(py, data, int64),
             }
         } else if let Ok(b) = data.cast::<PyBytes>() {
             b.as_bytes()
@@ -324,7 +320,11 @@ impl SchemaValidator {
         // serde_json + the validator on the bytes (GIL released for large inputs), then jiter builds
         // the Python objects (with its key cache): faster than building them from the serde `Value`.
         let work = || match serde_json::from_slice::<Value>(bytes) {
-            Ok(v) if v.is_object() && !may_be_lossy(&v, 0) => {
+            Ok(v)
+                if v.is_object()
+                    && !may_be_lossy(&v, 0)
+                    && !(int64 && validate::beyond_int64(&v)) =>
+            {
                 let ok = self.inner.is_valid(&v);
                 Some((v, ok))
             }
@@ -338,10 +338,10 @@ impl SchemaValidator {
         match parsed {
             Some((_, true)) => match super::json::loads(py, bytes) {
                 Ok(obj) => Ok(obj),
-                Err(_) => self.validate_slow(py, data),
+                Err(_) => self.validate_slow(py, data, int64),
             },
             Some((v, false)) => Err(validation_error(py, &self.inner.issues(&v))),
-            None => self.validate_slow(py, data),
+            None => self.validate_slow(py, data, int64),
         }
     }
 
@@ -357,15 +357,20 @@ impl SchemaValidator {
 }
 
 impl SchemaValidator {
-    /// Not a JSON object (or not UTF-8, or a number serde_json would round): `parse_arguments`
-    /// raises the precise `ToolArgumentsError`, or accepts a blank text as `{}`, then validation.
+    /// Not a JSON object (or not UTF-8, or a number serde_json would round, or with `int64` an
+    /// integer beyond it): `parse_arguments` raises the precise `ToolArgumentsError`, or accepts a
+    /// blank text as `{}`; then the numbers are checked, then the schema.
     fn validate_slow<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
+        int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let parsed = super::json::parse_arguments(py, data, None, None)?;
         let value = to_value(parsed.as_any(), 0)?;
+        if int64 && validate::beyond_int64(&value) {
+            return Err(PyValueError::new_err(validate::BEYOND_INT64));
+        }
         self.check(py, &value)?;
         Ok(parsed.into_any())
     }

@@ -12,7 +12,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{too_deep, SchemaError, MAX_DEPTH};
+use super::{too_deep, MAX_DEPTH};
+use crate::errors::CoreError;
 
 /// The provider dialects of [`to_dialect`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +33,13 @@ impl Dialect {
     /// `"openai-strict" | "gemini" | "anthropic"` -> [`Dialect`].
     ///
     /// # Errors
-    /// [`SchemaError`] naming the supported dialects.
-    pub fn parse(name: &str) -> Result<Self, SchemaError> {
+    /// [`CoreError`] naming the supported dialects.
+    pub fn parse(name: &str) -> Result<Self, CoreError> {
         match name {
             "openai-strict" => Ok(Dialect::OpenAiStrict),
             "gemini" => Ok(Dialect::Gemini),
             "anthropic" => Ok(Dialect::Anthropic),
-            _ => Err(SchemaError(format!(
+            _ => Err(CoreError::Schema(format!(
                 "unknown schema dialect {name:?}; supported: {}",
                 DIALECTS.join(", ")
             ))),
@@ -103,9 +104,9 @@ pub const MAX_NODES: usize = 100_000;
 /// Rewrite `schema` for `dialect`; the input is not modified.
 ///
 /// # Errors
-/// [`SchemaError`] when the schema nests deeper than [`super::MAX_DEPTH`] or (Gemini) inlining
+/// [`CoreError`] when the schema nests deeper than [`super::MAX_DEPTH`] or (Gemini) inlining
 /// would produce more than [`MAX_NODES`] nodes.
-pub fn to_dialect(schema: &Value, dialect: Dialect) -> Result<Value, SchemaError> {
+pub fn to_dialect(schema: &Value, dialect: Dialect) -> Result<Value, CoreError> {
     match dialect {
         Dialect::Anthropic => Ok(schema.clone()),
         Dialect::OpenAiStrict => {
@@ -188,7 +189,7 @@ fn is_null_schema(v: &Value) -> bool {
     v.get("type") == Some(&Value::String("null".into()))
 }
 
-fn strict(node: &mut Value, depth: usize) -> Result<(), SchemaError> {
+fn strict(node: &mut Value, depth: usize) -> Result<(), CoreError> {
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
@@ -317,13 +318,13 @@ struct Gemini {
 }
 
 impl Gemini {
-    fn node(&mut self, value: &Value, depth: usize) -> Result<Value, SchemaError> {
+    fn node(&mut self, value: &Value, depth: usize) -> Result<Value, CoreError> {
         if depth > MAX_DEPTH {
             return Err(too_deep());
         }
         self.nodes += 1;
         if self.nodes > MAX_NODES {
-            return Err(SchemaError(format!(
+            return Err(CoreError::Schema(format!(
                 "gemini dialect: inlining $defs would produce more than {MAX_NODES} schema nodes"
             )));
         }
@@ -469,7 +470,7 @@ impl Gemini {
         reference: &str,
         mut siblings: Map<String, Value>,
         depth: usize,
-    ) -> Result<Value, SchemaError> {
+    ) -> Result<Value, CoreError> {
         siblings.shift_remove("$ref");
         let name = reference.strip_prefix("#/$defs/").unwrap_or("");
         let target = self.defs.get(name).cloned();
@@ -582,6 +583,9 @@ mod tests {
 
     #[test]
     fn unknown_dialect() {
-        assert!(Dialect::parse("x").unwrap_err().0.contains("openai-strict"));
+        assert!(Dialect::parse("x")
+            .unwrap_err()
+            .to_string()
+            .contains("openai-strict"));
     }
 }

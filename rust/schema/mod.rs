@@ -13,6 +13,7 @@
 pub mod dialect;
 pub mod validate;
 
+use crate::errors::CoreError;
 use serde_json::{Map, Value};
 
 /// Keywords whose values are data, not schemas: never rewritten by the tree walks.
@@ -21,20 +22,8 @@ pub(crate) const LITERAL_KEYWORDS: [&str; 4] = ["enum", "const", "default", "exa
 /// Deepest nesting the walks accept; deeper input is refused rather than overflowing the stack.
 pub const MAX_DEPTH: usize = 256;
 
-/// Error of the schema functions: nesting deeper than [`MAX_DEPTH`], or a bad dialect name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaError(pub String);
-
-impl std::fmt::Display for SchemaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SchemaError {}
-
-pub(crate) fn too_deep() -> SchemaError {
-    SchemaError(format!("schema nested deeper than {MAX_DEPTH} levels"))
+pub(crate) fn too_deep() -> CoreError {
+    CoreError::Schema(format!("schema nested deeper than {MAX_DEPTH} levels"))
 }
 
 /// Move `schema["$defs"]` into `root_defs` and return the schema without it.
@@ -46,11 +35,11 @@ pub(crate) fn too_deep() -> SchemaError {
 /// references with a path tail (`#/$defs/<Name>/properties/y`) keep it.
 ///
 /// # Errors
-/// [`SchemaError`] when the schema nests deeper than [`MAX_DEPTH`].
+/// [`CoreError`] when the schema nests deeper than [`MAX_DEPTH`].
 pub fn hoist_defs_to_root(
     mut schema: Value,
     root_defs: &mut Map<String, Value>,
-) -> Result<Value, SchemaError> {
+) -> Result<Value, CoreError> {
     let local = match schema.as_object_mut().and_then(|o| o.shift_remove("$defs")) {
         Some(Value::Object(local)) => local,
         Some(other) => {
@@ -102,7 +91,7 @@ fn rewrite_refs(
     node: &mut Value,
     renames: &[(String, String)],
     depth: usize,
-) -> Result<(), SchemaError> {
+) -> Result<(), CoreError> {
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
@@ -142,12 +131,12 @@ fn rewrite_refs(
 /// Literal values (`enum`, `const`, `default`, `examples`) are not walked.
 ///
 /// # Errors
-/// [`SchemaError`] when the schema nests deeper than [`MAX_DEPTH`].
-pub fn forbid_additional_properties(node: &mut Value) -> Result<(), SchemaError> {
+/// [`CoreError`] when the schema nests deeper than [`MAX_DEPTH`].
+pub fn forbid_additional_properties(node: &mut Value) -> Result<(), CoreError> {
     forbid(node, 0)
 }
 
-fn forbid(node: &mut Value, depth: usize) -> Result<(), SchemaError> {
+fn forbid(node: &mut Value, depth: usize) -> Result<(), CoreError> {
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
@@ -179,12 +168,12 @@ fn forbid(node: &mut Value, depth: usize) -> Result<(), SchemaError> {
 /// values (`enum`, `const`, `default`, `examples`) are not walked.
 ///
 /// # Errors
-/// [`SchemaError`] when the schema nests deeper than [`MAX_DEPTH`].
-pub fn upper_case_type_values(node: &mut Value) -> Result<(), SchemaError> {
+/// [`CoreError`] when the schema nests deeper than [`MAX_DEPTH`].
+pub fn upper_case_type_values(node: &mut Value) -> Result<(), CoreError> {
     upper(node, 0)
 }
 
-fn upper(node: &mut Value, depth: usize) -> Result<(), SchemaError> {
+fn upper(node: &mut Value, depth: usize) -> Result<(), CoreError> {
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }

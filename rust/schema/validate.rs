@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::SchemaError;
+use crate::errors::CoreError;
 
 /// One reason an instance fails its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,25 @@ pub struct Issue {
     pub message: String,
 }
 
+/// The error of `validate_json(..., int64=True)` for an integer outside the signed 64-bit range.
+pub const BEYOND_INT64: &str = "integer out of the signed 64-bit range (int64=True)";
+
+/// Whether `value` holds an integer above `i64::MAX` (`serde_json` keeps those up to `u64::MAX`;
+/// larger ones and those below `i64::MIN` are floats, refused as lossy before this check).
+#[must_use]
+pub fn beyond_int64(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if n.is_u64() && n.as_i64().is_none() => return true,
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A compiled schema.
 pub struct Validator {
     inner: jsonschema::Validator,
@@ -25,12 +44,12 @@ impl Validator {
     /// Compile `schema` (the dialect comes from its `$schema`, else 2020-12).
     ///
     /// # Errors
-    /// [`SchemaError`] when `schema` is not a valid JSON Schema or references something that is
+    /// [`CoreError`] when `schema` is not a valid JSON Schema or references something that is
     /// not inside it.
-    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+    pub fn new(schema: &Value) -> Result<Self, CoreError> {
         jsonschema::validator_for(schema)
             .map(|inner| Validator { inner })
-            .map_err(|e| SchemaError(format!("invalid JSON Schema: {e}")))
+            .map_err(|e| CoreError::Schema(format!("invalid JSON Schema: {e}")))
     }
 
     /// Whether `instance` is valid (faster than [`Validator::issues`]).
@@ -78,6 +97,17 @@ mod tests {
             ]
         );
         assert!(v.is_valid(&json!({"b": 1})));
+    }
+
+    #[test]
+    fn integers_beyond_int64_are_found_at_any_depth() {
+        assert!(!beyond_int64(
+            &json!({"a": [1, -9_223_372_036_854_775_808_i64, 9_223_372_036_854_775_807_i64, 1.5e300]})
+        ));
+        assert!(beyond_int64(
+            &json!({"a": [{"b": 9_223_372_036_854_775_808_u64}]})
+        ));
+        assert!(beyond_int64(&json!(18_446_744_073_709_551_615_u64)));
     }
 
     #[test]

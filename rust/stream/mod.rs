@@ -33,6 +33,16 @@ pub fn quote_format(name: &str) -> String {
     format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// The error for a format name that is not one of [`SUPPORTED_FORMATS`].
+#[must_use]
+pub fn unknown_format(name: &str) -> CoreError {
+    CoreError::UnknownFormat(format!(
+        "unknown stream format {}; supported: {}",
+        quote_format(name),
+        SUPPORTED_FORMATS.join(", ")
+    ))
+}
+
 /// What one dispatched event turned into.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -170,7 +180,7 @@ impl StreamAggregator {
             .iter()
             .copied()
             .find(|f| *f == format)
-            .ok_or_else(|| CoreError::UnknownFormat(format.to_string()))?;
+            .ok_or_else(|| unknown_format(format))?;
         let inner = match GenericAggregator::new(format) {
             Some(g) => Inner::Generic(g),
             None => Inner::OpenAiChat(OpenAiChatAggregator::new()),
@@ -293,5 +303,18 @@ impl StreamAggregator {
             Inner::OpenAiChat(a) => a.error.as_ref(),
             Inner::Generic(g) => g.error.as_ref(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_format_names_supported() {
+        assert_eq!(
+            unknown_format("x").to_string(),
+            "unknown stream format \"x\"; supported: openai-chat, openai-responses, anthropic, gemini, ollama"
+        );
     }
 }

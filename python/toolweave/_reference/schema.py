@@ -112,6 +112,23 @@ def _json_value(value: Any, depth: int = 0) -> Any:
     raise TypeError(f'{type(value).__name__} is not a JSON value (expected dict, list, str, int, float, bool or None)')
 
 
+BEYOND_INT64 = 'integer out of the signed 64-bit range (int64=True)'
+
+
+def _beyond_int64(value: Any) -> bool:
+    """Whether a checked JSON value holds an integer above ``2**63 - 1`` (below ``-2**63`` was refused)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and item > 2**63 - 1:
+            return True
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return False
+
+
 def _object(value: Any, what: str) -> dict[str, Any]:
     out = _json_value(value)
     if not isinstance(out, dict):
@@ -488,12 +505,18 @@ class SchemaValidator:
         """Raise ``SchemaValidationError`` listing every failure."""
         self._raise(_json_value(instance))
 
-    def validate_json(self, data: str | bytes) -> Any:
-        """Parse (as ``parse_arguments``: a JSON object, blank = ``{}``) and validate; returns the value."""
+    def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
+        """Parse (as ``parse_arguments``: a JSON object, blank = ``{}``) and validate; returns the value.
+
+        With ``int64``, an integer above ``2**63 - 1`` raises ``ValueError`` before validation.
+        """
         if not isinstance(data, (str, bytes)):
             raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
         value = parse_arguments(data)
-        self._raise(_json_value(value))  # checked as the Rust conversion checks it (64-bit ints)
+        checked = _json_value(value)  # checked as the Rust conversion checks it (64-bit ints)
+        if int64 and _beyond_int64(checked):
+            raise ValueError(BEYOND_INT64)
+        self._raise(checked)
         return value
 
     def _raise(self, value: Any) -> None:

@@ -16,12 +16,21 @@ import dataclasses
 import decimal
 import enum
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pydantic
+import pydantic_core
 
-__all__ = ['INT64_MAX', 'INT64_MIN', 'Location', 'bounded_integers', 'number_problems']
+__all__ = [
+    'BOUND_ERRORS',
+    'INT64_MAX',
+    'INT64_MIN',
+    'Location',
+    'bounded_integers',
+    'checked_validator',
+    'number_problems',
+]
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -61,30 +70,43 @@ def number_problems(value: Any) -> list[tuple[Location, str]]:
 
 
 def _surely_fine(item: Any, depth: int) -> bool:
-    """A fast pass over the usual shapes (JSON-like values of exact builtin types, not too deep).
+    """A fast pass over the usual shapes (JSON-like values of exact builtin types, enums, pydantic models).
 
     ``True``: nothing to report; ``False``: :func:`number_problems` looks closer.
     """
-    kind = type(item)
-    if kind is str or kind is bool or item is None:
-        return True
-    if kind is int:
-        return bool(INT64_MIN <= item <= INT64_MAX)
-    if kind is float:
-        return math.isfinite(item)
-    if depth > _QUICK_DEPTH:
-        return False
+    return _all_fine((item,), depth - 1)
+
+
+def _all_fine(items: Iterable[Any], depth: int) -> bool:
+    """:func:`_surely_fine` of each item (at ``depth + 1``); scalars are checked inline (no call each)."""
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if INT64_MIN <= item <= INT64_MAX:
+                continue
+            return False
+        if kind is float:
+            if math.isfinite(item):
+                continue
+            return False
+        if depth >= _QUICK_DEPTH or not _container_fine(item, kind, depth + 1):
+            return False
+    return True
+
+
+def _container_fine(item: Any, kind: type, depth: int) -> bool:
+    """:func:`_all_fine` of what a dict, list, tuple or pydantic model holds; an enum member is fine."""
     if kind is dict:
-        for key, child in item.items():
-            if type(key) is not str or not _surely_fine(child, depth + 1):
-                return False
-        return True
+        return all(type(key) is str for key in item) and _all_fine(item.values(), depth)
     if kind is list or kind is tuple:
-        for child in item:
-            if not _surely_fine(child, depth + 1):
-                return False
-        return True
-    return False
+        return _all_fine(item, depth)
+    if isinstance(item, pydantic.BaseModel):
+        # Every field value (defaults too: a superset of what the input set) and the extras.
+        extra = item.__pydantic_extra__
+        return _all_fine(item.__dict__.values(), depth) and (not extra or _all_fine(extra.values(), depth))
+    return isinstance(item, enum.Enum)
 
 
 def _scalar_problem(item: Any) -> str | None:
@@ -120,6 +142,110 @@ def _children(item: Any) -> Iterator[tuple[Any, Any]]:
             child = getattr(item, field.name, None)
             if child is not field.default:
                 yield field.name, child
+
+
+BOUND_ERRORS = frozenset({'finite_number', 'less_than_equal', 'greater_than_equal'})
+"""pydantic error types the bounds of :func:`checked_validator` may raise (a tool's own ``le``/``ge`` too)."""
+_LEAVES = frozenset(
+    {'none', 'bool', 'str', 'bytes', 'date', 'time', 'datetime', 'timedelta', 'literal', 'enum', 'url'}
+    | {'multi-host-url', 'uuid', 'definition-ref', 'missing-sentinel', 'ellipsis'}
+)
+"""Core schema types whose values hold no number the model chose (or only through their sub-schemas)."""
+_WRAPPERS = frozenset(
+    {'list', 'deque', 'tuple', 'set', 'frozenset', 'dict', 'ordered-dict', 'default', 'nullable', 'union'}
+    | {'tagged-union', 'lax-or-strict', 'json-or-python', 'typed-dict', 'model-fields', 'dataclass-args'}
+    | {'definitions', 'custom-error', 'typed-dict-field', 'model-field', 'dataclass-field'}
+)
+_SUB_SCHEMAS = (
+    *('schema', 'items_schema', 'keys_schema', 'values_schema', 'lax_schema', 'strict_schema'),
+    *('json_schema', 'python_schema', 'choices', 'fields', 'definitions'),
+)
+_UNTYPED_WITHOUT = {
+    'list': 'items_schema',
+    'deque': 'items_schema',
+    'set': 'items_schema',
+    'frozenset': 'items_schema',
+    'dict': 'values_schema',
+    'ordered-dict': 'values_schema',
+}
+"""Containers that hold raw JSON values when the named sub-schema is absent (``list``, ``dict``)."""
+
+
+def checked_validator(adapter: pydantic.TypeAdapter[Any]) -> pydantic_core.SchemaValidator | None:
+    """A validator of ``adapter``'s type that also refuses what :func:`number_problems` would report.
+
+    The adapter's core schema, copied, with ``allow_inf_nan: false`` on every float and decimal and
+    the signed 64-bit bounds on every int: a value it accepts needs no :func:`number_problems` walk.
+    ``None`` when the schema holds something whose numbers a schema cannot bound: ``Any`` (or a
+    container of untyped items), ``complex``, validator functions, models or dataclasses with their
+    own ``__init__``/``__post_init__``, instance checks. Only for accepting: its errors are not the
+    precise ones (callers take their usual path on failure).
+    """
+    try:
+        schema = _checked(adapter.core_schema)
+        return None if schema is None else pydantic_core.SchemaValidator(schema, adapter.core_schema.get('config'))
+    except Exception:  # noqa: BLE001 - an unknown schema shape: the caller keeps the walk
+        return None
+
+
+def _checked(node: Any) -> Any:
+    """A copy of the core schema ``node`` with the number bounds, ``None`` if it cannot be bounded."""
+    if isinstance(node, str):  # a union choice's label, a dataclass's field name
+        return node
+    if isinstance(node, list | tuple):
+        items = [_checked(item) for item in node]
+        return None if any(item is None for item in items) else type(node)(items)
+    if not isinstance(node, dict):
+        return None
+    kind = node.get('type')
+    if kind is None:  # a name -> schema map (fields, tagged-union choices)
+        values = {key: _checked(value) for key, value in node.items()}
+        return None if any(value is None for value in values.values()) else values
+    if kind == 'int':
+        low, high = node.get('ge', INT64_MIN), node.get('le', INT64_MAX)
+        return {**node, 'ge': max(low, INT64_MIN), 'le': min(high, INT64_MAX)}
+    if kind in ('float', 'decimal'):
+        return {**node, 'allow_inf_nan': False}
+    if kind in _LEAVES:
+        return node
+    return _checked_container(node, kind)
+
+
+def _checked_container(node: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """:func:`_checked` of a schema with sub-schemas: each bounded, ``None`` if one cannot be.
+
+    A complete pydantic model or dataclass is validated by its class's own prebuilt validator
+    (pydantic-core reuses it whatever the schema says), so its schema must need no bound at all.
+    """
+    if not _bounded_kind(node, kind):
+        return None
+    out = dict(node)
+    for key in _SUB_SCHEMAS:
+        if key in node:
+            out[key] = sub = _checked(node[key])
+            if sub is None:
+                return None
+    if _prebuilt(node, kind) and out != node:
+        return None
+    return out
+
+
+def _prebuilt(node: dict[str, Any], kind: str) -> bool:
+    """Whether pydantic-core validates ``node`` with its class's prebuilt validator (its rule, as of 2.27)."""
+    if kind not in ('model', 'dataclass') or (kind == 'dataclass' and 'generic_origin' in node):
+        return False
+    return bool(getattr(node.get('cls'), '__dict__', {}).get('__pydantic_complete__', False))
+
+
+def _bounded_kind(node: dict[str, Any], kind: str) -> bool:
+    """Whether a container's own values are all validated by its sub-schemas (no raw JSON kept)."""
+    if node.get('extra_behavior') == 'allow' or (node.get('config') or {}).get('extra_fields_behavior') == 'allow':
+        return False  # extra members are kept as parsed
+    if kind in ('model', 'dataclass'):
+        return not (node.get('custom_init') or node.get('post_init') or node.get('root_model'))
+    if kind in _UNTYPED_WITHOUT:
+        return _UNTYPED_WITHOUT[kind] in node
+    return kind in _WRAPPERS
 
 
 _SCHEMA_KEYWORDS = frozenset(

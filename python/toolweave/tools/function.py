@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pydantic
+import pydantic_core
 
 from toolweave._native import SchemaValidator, forbid_additional_properties, parse_arguments
 from toolweave.exceptions import (
@@ -40,7 +41,7 @@ from toolweave.exceptions import (
     ToolArgumentsError,
     ToolExecutionError,
 )
-from toolweave.tools._numbers import Location, bounded_integers, number_problems
+from toolweave.tools._numbers import BOUND_ERRORS, Location, bounded_integers, checked_validator, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.definition import ToolDefinition, ToolMetadata, check_text
@@ -333,7 +334,17 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
         schema.setdefault('required', [])
     schema = forbid_additional_properties(schema)
 
+    checked: list[pydantic_core.SchemaValidator | None] = []  # built on first use
+
     def decode(text: str) -> Any:
+        if not checked:
+            checked.append(checked_validator(adapter))
+        if checked[0] is not None:  # numbers bounded in the schema: nothing to walk
+            try:
+                return checked[0].validate_json(text)
+            except pydantic.ValidationError as exc:
+                if not any(error['type'] in BOUND_ERRORS for error in exc.errors(include_url=False)):
+                    return _fill_or_raise(name, adapter, text, exc)
         try:
             value = adapter.validate_json(text)
         except pydantic.ValidationError as exc:
@@ -361,14 +372,25 @@ def _fill_or_raise(name: str, adapter: pydantic.TypeAdapter[Any], text: str, exc
 
 
 def _schema_decoder(name: str, validator: SchemaValidator) -> Callable[[str], Any]:
+    def invalid(exc: SchemaValidationError) -> InvalidToolArgumentsError:
+        return InvalidToolArgumentsError(name, [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors])
+
     def decode(text: str) -> Any:
+        # Accepted with int64: only finite numbers and signed 64-bit integers, nothing for a walk to find.
+        try:
+            return validator.validate_json(text, int64=True)
+        except SchemaValidationError as exc:  # raised only when no integer is beyond int64: as without it
+            raise invalid(exc) from None
+        except ToolArgumentsError:
+            raise
+        except ValueError:  # a number beyond int64 or one JSON Schema cannot hold: named precisely below
+            return numbers(text)
+
+    def numbers(text: str) -> Any:
         try:
             value = validator.validate_json(text)
         except SchemaValidationError as exc:
-            problems = [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
-            raise InvalidToolArgumentsError(name, problems) from None
-        except ToolArgumentsError:
-            raise
+            raise invalid(exc) from None
         except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
             _check_numbers(name, parse_arguments(text), _pointer)
             raise InvalidToolArgumentsError(name, [f'/: {exc}']) from None

@@ -26,7 +26,7 @@ import pydantic
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
-from toolweave.tools._numbers import number_problems
+from toolweave.tools._numbers import BOUND_ERRORS, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
@@ -40,6 +40,8 @@ from toolweave.tools.schema import (
 )
 
 __all__ = ['MethodToolCallback']
+
+_SLOW_PATH_ERRORS = BOUND_ERRORS | {'missing', 'json_invalid', 'json_type'}
 
 logger = logging.getLogger('toolweave.tools')
 _NAME_PATTERN = re.compile(r'^[a-zA-Z0-9_.-]+$')
@@ -266,11 +268,24 @@ class MethodToolCallback:
         return self._validate(raw)
 
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
-        """One step from the text (pydantic ``validate_json``); ``None`` when it fails or is unavailable.
+        """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
+
+        With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
+        a failure is reported from its own error when that says what the slow path would.
 
         Raises:
-            ToolExecutionError: a number the model sent is not finite or not a 64-bit integer.
+            ToolExecutionError: invalid arguments, or a number the model sent is not finite or not a
+                64-bit integer.
         """
+        checked = self._schema.checked_arguments
+        if checked is not None:
+            try:
+                return self._with_defaults(checked.validate_json(tool_input))
+            except pydantic.ValidationError as exc:
+                problems = self._problems_of(exc)
+                if problems is None:
+                    return None
+                raise self._invalid(problems) from None
         adapter = self._schema.arguments
         if adapter is None:
             return None
@@ -281,10 +296,33 @@ class MethodToolCallback:
         problems = _number_problems(values)
         if problems:
             raise self._invalid(problems)
+        return self._with_defaults(values)
+
+    def _with_defaults(self, values: dict[str, Any]) -> dict[str, Any]:
         for param in self._schema.parameters:
             if param.name not in values:
                 values[param.name] = None if param.default is inspect.Parameter.empty else param.default
         return values
+
+    def _problems_of(self, exc: pydantic.ValidationError) -> list[str] | None:
+        """The problems :meth:`_validate` would list, read from the one-step validation's error.
+
+        ``None`` when only the slow path can tell: text that is not a JSON object, numbers refused
+        by the bounds of ``checked_arguments`` (the slow path names them its own way), left-out
+        fields (a nested one may be filled with ``None``; a parameter may have a default), a value
+        of the wrong JSON type (``*_type``: pydantic words those differently for JSON and Python input).
+        """
+        unexpected: list[str] = []
+        problems: list[str] = []
+        for error in exc.errors(include_url=False):
+            location = error['loc']
+            if not location or error['type'] in _SLOW_PATH_ERRORS or error['type'].endswith('_type'):
+                return None
+            if error['type'] == 'extra_forbidden' and len(location) == 1:
+                unexpected.append(f'unexpected argument {location[0]!r}')
+            else:
+                problems.append(f'{".".join(str(part) for part in location)}: {error["msg"]}')
+        return unexpected + problems
 
     def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}

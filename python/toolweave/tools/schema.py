@@ -21,25 +21,28 @@ Results are cached per function, so a second call is a dictionary lookup.
 
 from __future__ import annotations
 
+import copy
 import enum
 import functools
 import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import docstring_parser
 import orjson
 import pydantic
+import pydantic_core
 import typing_extensions
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from toolweave._native import forbid_additional_properties, hoist_defs_to_root, upper_case_type_values
+from toolweave.tools._numbers import checked_validator
 from toolweave.tools.context import ToolContext
 from toolweave.tools.param import REQUIRED_MARK, ToolParam
 
@@ -78,7 +81,6 @@ class ParameterSchema:
 
     Attributes:
         name: Parameter name (the JSON property name).
-        adapter: pydantic ``TypeAdapter`` that validates and coerces the argument value.
         required: Whether the schema lists it as required.
         default: The Python default, or ``inspect.Parameter.empty``.
         keyword_only: Passed by keyword (after ``*``) rather than position.
@@ -86,11 +88,18 @@ class ParameterSchema:
     """
 
     name: str
-    adapter: pydantic.TypeAdapter[Any]
     required: bool
     default: Any
     keyword_only: bool
     annotation: Any = Any
+
+    @functools.cached_property
+    def adapter(self) -> pydantic.TypeAdapter[Any]:
+        """The pydantic ``TypeAdapter`` that validates and coerces this argument's value, built on first use.
+
+        Only the slow path of a call (arguments that fail the one-step validation) needs it.
+        """
+        return pydantic.TypeAdapter(self.annotation)
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,16 @@ class FunctionSchema:
     is_async: bool
     arguments: pydantic.TypeAdapter[Any] | None = None
     context_position: int | None = None
+
+    @functools.cached_property
+    def checked_arguments(self) -> pydantic_core.SchemaValidator | None:
+        """``arguments`` that also refuses non-finite numbers and integers beyond 64 bits, built on first use.
+
+        A value it accepts needs no :func:`~toolweave.tools._numbers.number_problems` walk; ``None``
+        when the parameter types hold numbers a schema cannot bound (see
+        :func:`~toolweave.tools._numbers.checked_validator`).
+        """
+        return None if self.arguments is None else checked_validator(self.arguments)
 
 
 def ensure_valid_input_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,39 +276,43 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     docstring = docstring_parser.parse(inspect.getdoc(func) or '')
     doc_params = {p.arg_name: p.description or '' for p in docstring.params}
     hints = typing.get_type_hints(func, include_extras=True)
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    defs: dict[str, Any] = {}
-    parameters: list[ParameterSchema] = []
+    declared: list[tuple[inspect.Parameter, Any]] = []
     context_parameter = None
     context_position = None
     for param in inspect.signature(func).parameters.values():
         annotation = hints.get(param.name, Any)
         if _is_tool_context(annotation):
             context_parameter = param.name
-            context_position = None if param.kind is inspect.Parameter.KEYWORD_ONLY else len(parameters)
+            context_position = None if param.kind is inspect.Parameter.KEYWORD_ONLY else len(declared)
             continue
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             raise TypeError(f'tool {func.__qualname__!r}: **{param.name} is not supported; declare each parameter')
         if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ('self', 'cls'):
             continue
-        parameter, schema = _parameter(func, param, annotation, doc_params.get(param.name))
-        properties[param.name], defs = hoist_defs_to_root(schema, defs)
-        parameters.append(parameter)
-        if parameter.required:
-            required.append(param.name)
+        declared.append((param, annotation))
+    parameters = [_parameter(param, annotation) for param, annotation in declared]
+    allow_extra = SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options
+    arguments = _arguments_adapter(func, parameters, allow_extra)
+    # The arguments adapter's own `extra` setting would leak into nested models' schemas when allowed.
+    generated = _generated_together(arguments, parameters) if arguments is not None and not allow_extra else None
+    if generated is None:
+        generated = _generated_apart(func, parameters)
+    schemas, defs = generated
+    properties = {
+        p.name: _finish_parameter_schema(schemas[p.name], param, annotation, doc_params.get(p.name))
+        for p, (param, annotation) in zip(parameters, declared, strict=True)
+    }
     input_schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, 'type': 'object'}
     if defs:
         input_schema['$defs'] = defs
-    input_schema.update(properties=properties, required=required)
+    input_schema.update(properties=properties, required=[p.name for p in parameters if p.required])
     clean_generated_schema(input_schema)
-    if SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT not in options:
+    if not allow_extra:
         input_schema['additionalProperties'] = False
         input_schema = forbid_additional_properties(input_schema)
     if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
         input_schema = upper_case_type_values(input_schema)
     summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
-    arguments = _arguments_adapter(func, parameters, SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options)
     return FunctionSchema(
         input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments, context_position
     )
@@ -312,6 +335,106 @@ def _arguments_adapter(
         return None
 
 
+_Generated = tuple[dict[str, dict[str, Any]], dict[str, Any]]
+"""Each parameter's generated JSON Schema (refs into the shared ``$defs``) and those ``$defs``."""
+
+
+def _generated_apart(func: Callable[..., Any], parameters: list[ParameterSchema]) -> _Generated:
+    """One pydantic generation per parameter, each ``$defs`` hoisted to the root (``Name_2`` on a clash).
+
+    Raises:
+        TypeError: a parameter's type has no JSON Schema (the message names the parameter and the type).
+    """
+    schemas: dict[str, dict[str, Any]] = {}
+    defs: dict[str, Any] = {}
+    for p in parameters:
+        try:
+            schema = p.adapter.json_schema(ref_template=_REF_TEMPLATE, schema_generator=_ToolJsonSchema)
+        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+            raise TypeError(
+                f'tool {func.__qualname__!r}: parameter {p.name!r} has type {p.annotation!r} with no JSON Schema: {exc}'
+            ) from exc
+        schemas[p.name], defs = hoist_defs_to_root(schema, defs)
+    return schemas, defs
+
+
+def _generated_together(arguments: pydantic.TypeAdapter[Any], parameters: list[ParameterSchema]) -> _Generated | None:
+    """:func:`_generated_apart`'s result from the arguments adapter's core schema, in one generation.
+
+    Cheaper (one core schema, one generator instead of one per parameter). A parameter whose schema
+    is a reference to a definition that does not refer to itself gets the definition inline, as
+    its own generation would give it; definitions nothing refers to any more are dropped. ``None``
+    (use :func:`_generated_apart`) when the shape is unexpected or two definitions share a class
+    name (pydantic qualifies those; the per-parameter path names them ``Name_2``).
+    """
+    try:
+        core: Any = arguments.core_schema
+        definitions = core['definitions'] if core['type'] == 'definitions' else []
+        fields = (core['schema'] if core['type'] == 'definitions' else core)['fields']
+        inputs: list[Any] = []
+        for p in parameters:
+            field = fields[p.name]['schema']
+            if definitions:
+                field = {'type': 'definitions', 'schema': field, 'definitions': definitions}
+            inputs.append((p.name, 'validation', field))
+        generator = _ToolJsonSchema(ref_template=_REF_TEMPLATE)
+        generated, generated_defs = generator.generate_definitions(inputs)
+    except Exception:  # noqa: BLE001 - the per-parameter path decides (and names a type with no schema)
+        return None
+    defs: dict[str, Any] = {str(name): value for name, value in generated_defs.items()}
+    if any('__' in name for name in defs):
+        return None
+    schemas = {key[0]: _inline_own_definition(schema, defs) for key, schema in generated.items()}
+    return schemas, _referenced(defs, schemas)
+
+
+_REF_TEMPLATE = '#/$defs/{model}'
+_REF_PREFIX = '#/$defs/'
+
+
+def _inline_own_definition(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """``{"$ref": "#/$defs/X", ...}`` -> X's definition (with the other keys), unless X refers to itself."""
+    ref = schema.get('$ref')
+    if not isinstance(ref, str) or not ref.startswith(_REF_PREFIX) or ref[len(_REF_PREFIX) :] not in defs:
+        return schema
+    name = ref[len(_REF_PREFIX) :]
+    if name in _reachable(defs[name], defs):
+        return schema  # recursive: stays a reference, as pydantic leaves it
+    rest = {key: value for key, value in schema.items() if key != '$ref'}
+    return {**copy.deepcopy(defs[name]), **rest}
+
+
+def _refs(node: Any) -> Iterator[str]:
+    """The definition names ``node`` refers to directly (anywhere inside it)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == '$ref' and isinstance(value, str) and value.startswith(_REF_PREFIX):
+                yield value[len(_REF_PREFIX) :]
+            elif key not in _LITERAL_KEYWORDS:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def _reachable(node: Any, defs: dict[str, Any]) -> set[str]:
+    """Every definition name ``node`` refers to, directly or through other definitions."""
+    seen: set[str] = set()
+    stack = list(_refs(node))
+    while stack:
+        name = stack.pop()
+        if name not in seen and name in defs:
+            seen.add(name)
+            stack.extend(_refs(defs[name]))
+    return seen
+
+
+def _referenced(defs: dict[str, Any], schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The definitions the parameter schemas still refer to, directly or through each other."""
+    keep = _reachable(list(schemas.values()), defs)
+    return {name: value for name, value in defs.items() if name in keep}
+
+
 def _is_async(func: Callable[..., Any]) -> bool:
     """A coroutine function, or an object whose ``__call__`` is one."""
     if inspect.iscoroutinefunction(func):
@@ -325,17 +448,18 @@ def _is_tool_context(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, ToolContext)
 
 
-def _parameter(
-    func: Callable[..., Any], param: inspect.Parameter, annotation: Any, doc: str | None
-) -> tuple[ParameterSchema, dict[str, Any]]:
+def _parameter(param: inspect.Parameter, annotation: Any) -> ParameterSchema:
+    tool_param, _ = _annotated_metadata(annotation)
+    required = is_required(tool_param, annotation, param.default)
+    keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
+    return ParameterSchema(param.name, required, param.default, keyword_only, annotation)
+
+
+def _finish_parameter_schema(
+    schema: dict[str, Any], param: inspect.Parameter, annotation: Any, doc: str | None
+) -> dict[str, Any]:
+    """A parameter's generated schema as a property: no top-level ``format``, its description and default."""
     tool_param, field_description = _annotated_metadata(annotation)
-    try:
-        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
-        schema = adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
-    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
-        raise TypeError(
-            f'tool {func.__qualname__!r}: parameter {param.name!r} has type {annotation!r} with no JSON Schema: {exc}'
-        ) from exc
     schema.pop('format', None)
     schema.pop(REQUIRED_MARK, None)  # a parameter's own ToolParam.required is applied by is_required
     description = (tool_param.description if tool_param else None) or field_description or doc
@@ -343,9 +467,7 @@ def _parameter(
         schema['description'] = description
     if param.default is not _MISSING and param.default is not None:
         _set_default(schema, param.default)
-    required = is_required(tool_param, annotation, param.default)
-    keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
-    return ParameterSchema(param.name, adapter, required, param.default, keyword_only, annotation), schema
+    return schema
 
 
 def _set_default(schema: dict[str, Any], default: Any) -> None:
