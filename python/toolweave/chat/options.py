@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 __all__ = ['ChatOptions', 'NativeOutputUnsupportedError', 'OutputSchema', 'ToolCallingChatOptions']
 
+_CALLBACK_TYPES: set[type] = set()
+"""Classes already found to satisfy the ``ToolCallback`` protocol (the check is slow; options are built per round)."""
+
 
 class NativeOutputUnsupportedError(ValueError):
     """A provider has no native JSON-schema output: use the ``'tool'`` or ``'prompted'`` strategy."""
@@ -107,7 +110,11 @@ class ToolCallingChatOptions(ChatOptions):
         if not isinstance(callbacks, (list, tuple)):
             raise TypeError(f'tool_callbacks must be a tuple of ToolCallback, got {type(callbacks).__name__}')
         for index, item in enumerate(callbacks):
-            if not isinstance(item, ToolCallback):
+            if type(item) in _CALLBACK_TYPES:
+                continue
+            if isinstance(item, ToolCallback):  # a runtime protocol check (slow): once per class
+                _CALLBACK_TYPES.add(type(item))
+            else:
                 name = getattr(item, '__name__', type(item).__name__)
                 raise TypeError(
                     f'tool_callbacks[{index}] ({name!r}) is a {type(item).__name__}, not a ToolCallback: wrap '
