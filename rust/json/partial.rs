@@ -120,12 +120,17 @@ fn closers(stack: &[(u8, usize)]) -> String {
     stack.iter().rev().map(|(c, _)| *c as char).collect()
 }
 
-/// Whether `text` may be a whole JSON object: its last non-blank byte is `}`. A truncated prefix
-/// (the common partial input) is not, so partial mode skips the strict attempt for it.
+/// Whether `text` may be a whole JSON object: its last non-blank byte is `}` and it has as many
+/// opening brackets as closing ones (counted anywhere, strings included: a cheap filter, not a
+/// proof). A truncated prefix (the common partial input) fails it, so partial mode skips the strict
+/// attempt that would build its objects only to fail at the end.
 #[must_use]
 pub fn may_be_complete(text: &str) -> bool {
+    let t = text.as_bytes();
     text.trim_end_matches([' ', '\t', '\n', '\r'])
         .ends_with('}')
+        && memchr::memchr2_iter(b'{', b'[', t).count()
+            == memchr::memchr2_iter(b'}', b']', t).count()
 }
 
 /// Close a truncated JSON text; `None` when it is not a prefix of valid JSON.
@@ -487,7 +492,8 @@ mod tests {
     #[test]
     fn only_text_ending_in_a_brace_may_be_complete() {
         assert!(may_be_complete("{\"a\": 1} \n"));
-        assert!(may_be_complete("{\"a\": \"}")); // a truncated string may end in `}`: the strict attempt fails
+        assert!(may_be_complete("{\"a\": \"}")); // a truncated string may pass: the strict attempt fails
+        assert!(!may_be_complete("{\"a\": {\"b\": 1}")); // a nested object closed, the outer one not
         assert!(!may_be_complete("{\"a\": 1"));
         assert!(!may_be_complete("{\"a\": [1]"));
         assert!(!may_be_complete(""));
