@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from toolweave import ChatClient
 from toolweave.advisors import ToolCallingAdvisor, ToolSearchToolCallingAdvisor
+from toolweave.approvals import Approve
 from toolweave.chat import Prompt, ToolCallingChatOptions, ToolResponseMessage
 from toolweave.mcp import McpToolCallbackProvider, McpToolCallbackResolver, ServerPrefixGenerator
 from toolweave.providers import ScriptedChatModel
@@ -196,3 +197,33 @@ def test_augmented_mcp_tools(two_servers: McpToolCallbackProvider, run_loop: Loo
     assert thoughts == [('weather_get_weather', 'the user lives in Oslo')]
     sent = {cb.tool_definition.name: cb.tool_definition for cb in model.prompts[0].options.tool_callbacks}
     assert sent['weather_get_weather'].input_schema['required'] == ['city', 'inner_thought']
+
+
+def test_mcp_tools_can_require_approval(run_loop: LoopRunner) -> None:
+    """``requires_approval`` (a predicate of server and tool) pauses the run before the MCP call; Approve runs it."""
+    def only_weather(server: Any, tool: Any) -> bool:
+        return bool(tool.name == 'get_weather')
+
+    servers = [stdio('weather', 'weather.py')]
+    with McpToolCallbackProvider(
+        servers, prefix_generator=ServerPrefixGenerator(), requires_approval=only_weather
+    ) as provider:
+        flags = {cb.tool_definition.name: cb.tool_metadata.requires_approval for cb in provider.tool_callbacks}
+        assert flags['weather_get_weather'] is True and flags['weather_fail'] is False
+        model = S([S.tool_call_response('weather_get_weather', {'city': 'Oslo'}, 'c1'), answer])
+        client = ChatClient.builder(model).build()
+        paused = run_loop(client.prompt('Weather in Oslo?').tools(provider))
+        assert paused.response.result.finish_reason == 'paused'
+        assert len(model.prompts) == 1  # paused after the first round, before the call
+        state = paused.response.metadata['runState']
+        assert [c.name for c in state.pending] == ['weather_get_weather']
+        resumed = run_loop(client.resume(state, {'c1': Approve()}).tools(provider))
+        assert tool_texts(model.prompts[1]) == [
+            ('weather_get_weather', 'Oslo: sunny, 21 C for 1 day(s) (from weather)')
+        ]
+        assert resumed.text == 'Oslo: sunny, 21 C for 1 day(s) (from weather)'
+
+
+def test_requires_approval_must_be_a_bool_or_callable() -> None:
+    with pytest.raises(TypeError, match='requires_approval must be a bool or a callable'):
+        McpToolCallbackProvider([stdio('weather', 'weather.py')], requires_approval='yes')  # type: ignore[arg-type]

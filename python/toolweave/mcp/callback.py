@@ -45,13 +45,16 @@ class McpToolCallback:
         tool: The server's tool, as listed.
         connection: The server's connection.
         loop: The background loop the connection lives on.
+        requires_approval: Every call waits for a person's decision (``ToolMetadata.requires_approval``).
     """
 
-    def __init__(self, name: str, tool: Tool, connection: McpConnection, loop: BackgroundLoop) -> None:
+    def __init__(
+        self, name: str, tool: Tool, connection: McpConnection, loop: BackgroundLoop, *, requires_approval: bool = False
+    ) -> None:
         schema = ensure_valid_input_schema(tool.input_schema)
         description = tool.description or tool.title or tool.name
         self._definition = ToolDefinition(name, description, schema)
-        self._metadata = ToolMetadata()
+        self._metadata = ToolMetadata(requires_approval=bool(requires_approval))
         self._tool = tool
         self._connection = connection
         self._loop = loop
@@ -64,7 +67,7 @@ class McpToolCallback:
 
     @property
     def tool_metadata(self) -> ToolMetadata:
-        """Default metadata (the call's bound is ``McpTimeouts.call``)."""
+        """Default metadata but ``requires_approval`` (the call's bound is ``McpTimeouts.call``)."""
         return self._metadata
 
     @property

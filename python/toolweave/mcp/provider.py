@@ -45,10 +45,14 @@ class McpToolCallbackProvider:
         tool_filter: Which tools of which server are offered (default: all).
         prefix_generator: Names for the tools (default: ``DefaultMcpToolNamePrefixGenerator``).
         timeouts: Connect, initialise, call and close bounds (seconds).
+        requires_approval: Which tools pause the run for a person's decision before each call (see
+            :mod:`toolweave.approvals`): ``True`` for all, or an ``McpToolFilter``-shaped predicate of
+            (server, tool), e.g. ``lambda server, tool: bool(tool.annotations and tool.annotations.destructiveHint)``.
 
     Raises:
-        TypeError: a server is not a ``StdioServer``, ``StreamableHttpServer`` or ``SseServer``; ``tool_filter``
-            or ``prefix_generator`` is not callable; ``timeouts`` is not ``McpTimeouts``.
+        TypeError: a server is not a ``StdioServer``, ``StreamableHttpServer`` or ``SseServer``; ``tool_filter``,
+            ``prefix_generator`` or ``requires_approval`` is neither callable (nor a bool, for the last);
+            ``timeouts`` is not ``McpTimeouts``.
         ValueError: no server, or two servers share a name.
     """
 
@@ -59,14 +63,20 @@ class McpToolCallbackProvider:
         tool_filter: McpToolFilter | None = None,
         prefix_generator: McpToolNamePrefixGenerator | None = None,
         timeouts: McpTimeouts | None = None,
+        requires_approval: bool | McpToolFilter = False,
     ) -> None:
         specs = _server_list(servers)
+        if not isinstance(requires_approval, bool) and not callable(requires_approval):
+            raise TypeError(
+                f'requires_approval must be a bool or a callable of (server, tool), got {requires_approval!r}'
+            )
         for name, value in (('tool_filter', tool_filter), ('prefix_generator', prefix_generator)):
             if value is not None and not callable(value):
                 raise TypeError(f'{name} must be callable, got {value!r}')
         if timeouts is not None and not isinstance(timeouts, McpTimeouts):
             raise TypeError(f'timeouts must be McpTimeouts, not {type(timeouts).__name__}')
         self._filter = tool_filter
+        self._approval = requires_approval
         self._namer: McpToolNamePrefixGenerator = prefix_generator or DefaultMcpToolNamePrefixGenerator()
         self._loop = BackgroundLoop()
         bounds = timeouts or McpTimeouts()
@@ -204,7 +214,8 @@ class McpToolCallbackProvider:
                             'use a prefix generator that keeps names unique (DefaultMcpToolNamePrefixGenerator)'
                         )
                     taken.add(name)
-                    callbacks.append(McpToolCallback(name, tool, connection, self._loop))
+                    approval = self._approval if isinstance(self._approval, bool) else self._approval(info, tool)
+                    callbacks.append(McpToolCallback(name, tool, connection, self._loop, requires_approval=approval))
             self._callbacks = tuple(callbacks)
 
 
