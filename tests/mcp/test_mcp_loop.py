@@ -201,6 +201,7 @@ def test_augmented_mcp_tools(two_servers: McpToolCallbackProvider, run_loop: Loo
 
 def test_mcp_tools_can_require_approval(run_loop: LoopRunner) -> None:
     """``requires_approval`` (a predicate of server and tool) pauses the run before the MCP call; Approve runs it."""
+
     def only_weather(server: Any, tool: Any) -> bool:
         return bool(tool.name == 'get_weather')
 
