@@ -14,3 +14,8 @@ __all__ += ['server']
 from loop_fixtures import run_loop
 
 __all__ += ['run_loop']
+
+# --- Redis (memory, run-state stores, durable, content tests): `redis_url`, a redis-server of its own ---
+from redis_fixtures import redis_url
+
+__all__ += ['redis_url']

@@ -1,11 +1,8 @@
 """Chat memory: lossless repositories (in-memory, SQLite, Redis), the message window, concurrency."""
 
-import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import pytest
@@ -42,45 +39,6 @@ MESSAGES = {
         {'elapsed_ms': 12},
     ),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope='module')
-def redis_url():
-    binary = shutil.which('redis-server')
-    if binary is None:
-        reason = 'redis-server not installed (make test installs Debian redis-server as root); Redis tests skipped'
-        print(reason)
-        pytest.skip(reason)
-    import redis
-
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, '--port', str(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f'redis://127.0.0.1:{port}/0'
-    try:
-        client = redis.Redis.from_url(url)
-        for _ in range(200):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.025)
-        else:
-            pytest.fail('redis-server did not answer')
-        client.close()
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def _redis_repository(url):

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import pytest
 
 temporalio = pytest.importorskip('temporalio')
 
-from temporal_support import free_port, temporal_binary, temporal_dev_server
+from temporal_support import temporal_binary, temporal_dev_server
 
 HERE = Path(__file__).parent
 
@@ -102,35 +100,3 @@ def worker_processes(temporal_target, task_queue):
     yield start
     for worker in started:
         worker.stop()
-
-
-@pytest.fixture(scope='session')
-def redis_url():
-    """A redis-server of its own on a free 127.0.0.1 port (as tests/test_memory.py starts one)."""
-    binary = shutil.which('redis-server')
-    if binary is None:
-        pytest.skip('redis-server not installed; Redis tests skipped')
-    import redis
-
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, '--port', str(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f'redis://127.0.0.1:{port}/0'
-    try:
-        client = redis.Redis.from_url(url)
-        for _ in range(200):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.025)
-        else:
-            pytest.fail('redis-server did not answer')
-        client.close()
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)

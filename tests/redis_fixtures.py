@@ -1,4 +1,9 @@
-"""Fixtures of the approval tests: a Redis server started for the module (127.0.0.1, as tests/test_memory.py does)."""
+"""The ``redis_url`` fixture: a redis-server of its own on a free 127.0.0.1 port, stopped afterwards.
+
+Shared by the memory, approvals (run-state stores), durable and content tests through tests/conftest.py.
+Without a ``redis-server`` binary the Redis tests are skipped with a printed reason (``make test``
+installs Debian's as root).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +26,9 @@ def _free_port() -> int:
 def redis_url() -> Iterator[str]:
     binary = shutil.which('redis-server')
     if binary is None:
-        pytest.skip('redis-server not installed; Redis tests skipped')
+        reason = 'redis-server not installed (make test installs Debian redis-server as root); Redis tests skipped'
+        print(reason)
+        pytest.skip(reason)
     import redis
 
     port = _free_port()
