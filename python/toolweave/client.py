@@ -35,36 +35,26 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from toolweave.advisors._rounds import RUN_STATE_METADATA_KEY
 from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientResponse
-from toolweave.advisors.chain import DefaultAroundAdvisorChain
-from toolweave.advisors.memory import BaseChatMemoryAdvisor
-from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
-from toolweave.advisors.structured_output import StructuredOutputAdvisor, arun_entity, run_entity, stream_entity
-from toolweave.advisors.tool_calling import ToolCallingAdvisor
-from toolweave.approvals import Decision, PendingToolCall
-from toolweave.chat.content import Media
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, UserMessage
-from toolweave.chat.model import ChatModel
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
-from toolweave.chat.response import ChatResponse
-from toolweave.events import ON_EVENT_CONTEXT_KEY, EventHandler, RunEvent
 from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
 from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState
-from toolweave.structured import (
-    OutputType,
-    OutputValidationError,
-    ResponseEntity,
-    Strategy,
-    default_strategy,
-    prepare,
-)
-from toolweave.tools._concurrent import CarriedError, carrying, result_of
-from toolweave.tools.callback import ToolCallback
-from toolweave.tools.provider import check_unique_tool_names, to_tool_callbacks
+
+if TYPE_CHECKING:  # the loop engine, tool binding, events and structured output load on first use (issue #14)
+    from toolweave.advisors.chain import DefaultAroundAdvisorChain
+    from toolweave.advisors.structured_output import StructuredOutputAdvisor
+    from toolweave.advisors.tool_calling import ToolCallingAdvisor
+    from toolweave.approvals import Decision, PendingToolCall
+    from toolweave.chat.content import Media
+    from toolweave.chat.model import ChatModel
+    from toolweave.chat.response import ChatResponse
+    from toolweave.events import EventHandler, RunEvent
+    from toolweave.structured import ResponseEntity, Strategy
+    from toolweave.tools.callback import ToolCallback
 
 __all__ = [
     'CallResponse',
@@ -339,6 +329,8 @@ class ChatClientRequestSpec:
             if on_event is None:
                 responses = chain.next_stream(request)
             else:
+                from toolweave.events import ON_EVENT_CONTEXT_KEY
+
                 responses = chain.next_stream(
                     replace(request, context={**request.context, ON_EVENT_CONTEXT_KEY: on_event})
                 )
@@ -393,6 +385,8 @@ class ChatClientRequestSpec:
         on_event: EventHandler | None = None,
     ) -> ResponseEntity[_E]:
         """:meth:`entity` with the run's final response (Spring ``responseEntity``): usage sums every attempt."""
+        from toolweave.advisors.structured_output import run_entity
+
         return run_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
 
     async def aentity(
@@ -417,6 +411,8 @@ class ChatClientRequestSpec:
         on_event: EventHandler | None = None,
     ) -> ResponseEntity[_E]:
         """Async :meth:`response_entity`."""
+        from toolweave.advisors.structured_output import arun_entity
+
         return await arun_entity(*self._structured(output_type, strategy, max_retries, stream=False, on_event=on_event))
 
     def stream_entity(
@@ -428,6 +424,8 @@ class ChatClientRequestSpec:
         pydantic's ``experimental_allow_partial`` and differs from the previous one; a model still missing a
         required field gives none yet. After an invalid answer is asked again, the values start over.
         """
+        from toolweave.advisors.structured_output import stream_entity
+
         request, chain, advisor = self._structured(output_type, strategy, max_retries, stream=True)
         return StreamIterator(lambda: stream_entity(request, chain, advisor))
 
@@ -440,6 +438,9 @@ class ChatClientRequestSpec:
         stream: bool,
         on_event: EventHandler | None = None,
     ) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain, StructuredOutputAdvisor[_E]]:
+        from toolweave.advisors.structured_output import StructuredOutputAdvisor
+        from toolweave.structured import OutputType, default_strategy, prepare
+
         output = OutputType[_E].of(output_type)
         chosen = strategy or default_strategy(self._model)
         advisor = StructuredOutputAdvisor(output, chosen, max_retries)
@@ -458,6 +459,10 @@ class ChatClientRequestSpec:
     def _assemble(
         self, *, stream: bool, on_event: EventHandler | None = None, extra: Sequence[Advisor] = ()
     ) -> tuple[ChatClientRequest, DefaultAroundAdvisorChain]:
+        from toolweave.advisors.chain import DefaultAroundAdvisorChain
+        from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
+        from toolweave.events import ON_EVENT_CONTEXT_KEY
+
         messages: list[Message] = [SystemMessage(self._system)] if self._system else []
         messages.extend(self._messages)
         prompt = Prompt(tuple(messages), self._tool_options())
@@ -479,6 +484,8 @@ class ChatClientRequestSpec:
             ValueError: the request has new messages, or no tool advisor to continue the run.
             RunAlreadyResumedError: the run was resumed before.
         """
+        from toolweave.advisors.tool_calling import ToolCallingAdvisor
+
         resume = self._resume
         assert resume is not None
         if self._messages:
@@ -509,6 +516,8 @@ class ChatClientRequestSpec:
         return replace(options, tool_callbacks=_unique_names(callbacks), tool_names=names, tool_context=context)
 
     def _chain_advisors(self) -> list[Advisor]:
+        from toolweave.advisors.tool_calling import ToolCallingAdvisor
+
         advisors = list(self._advisors)
         tool_advisors = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
         if len(tool_advisors) > 1:
@@ -546,6 +555,8 @@ def _check_advisors(advisors: tuple[Advisor, ...]) -> None:
 
 def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> bool:
     """Whether a memory advisor runs inside the tool loop (so the tool advisor's own history must go)."""
+    from toolweave.advisors.memory import BaseChatMemoryAdvisor
+
     if not tool_advisor.conversation_history_enabled:
         return False
     return any(isinstance(a, BaseChatMemoryAdvisor) and a.order > tool_advisor.order for a in advisors)
@@ -553,6 +564,8 @@ def _memory_below(tool_advisor: ToolCallingAdvisor, advisors: list[Advisor]) -> 
 
 def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
     """``to_tool_callbacks(*tools)``, reusing the callbacks made for the same plain functions recently."""
+    from toolweave.tools.provider import to_tool_callbacks
+
     out: list[ToolCallback] = []
     for item in tools:
         out.extend(_function_callbacks(item) if inspect.isfunction(item) else to_tool_callbacks(item))
@@ -562,11 +575,15 @@ def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
 @functools.lru_cache(maxsize=256)
 def _function_callbacks(function: Callable[..., Any]) -> tuple[ToolCallback, ...]:
     """The (immutable) callbacks of a plain function: made once, not per request; at most 256 functions kept."""
+    from toolweave.tools.provider import to_tool_callbacks
+
     return to_tool_callbacks(function)
 
 
 def _unique_names(callbacks: tuple[ToolCallback, ...]) -> tuple[ToolCallback, ...]:
     """``callbacks`` unchanged; tools sharing a name raise one error naming every such name."""
+    from toolweave.tools.provider import check_unique_tool_names
+
     check_unique_tool_names(callbacks)
     return callbacks
 
@@ -616,6 +633,8 @@ class CallResponse:
             StructuredOutputValidationError: the restated answer is still invalid after ``max_retries`` re-asks.
             OutputValidationError: the answer is invalid and this response has no request to continue.
         """
+        from toolweave.structured import OutputType, OutputValidationError
+
         output = OutputType[_E].of(output_type)
         try:
             return output.validate(self.content())
@@ -626,6 +645,8 @@ class CallResponse:
 
     async def aentity(self, output_type: type[_E], *, strategy: Strategy | None = None, max_retries: int = 2) -> _E:
         """Async :meth:`entity`."""
+        from toolweave.structured import OutputType, OutputValidationError
+
         output = OutputType[_E].of(output_type)
         try:
             return output.validate(self.content())
@@ -651,6 +672,8 @@ class CallResponse:
 
 def _run_state(chat: ChatResponse | None) -> RunState | None:
     """The run state a paused run's response carries (metadata ``runState``)."""
+    from toolweave.advisors._rounds import RUN_STATE_METADATA_KEY
+
     state = chat.metadata.get(RUN_STATE_METADATA_KEY) if chat is not None else None
     return state if isinstance(state, RunState) else None
 
@@ -737,6 +760,8 @@ class StreamResponse:
             await _aclose(responses)
 
     async def _events(self) -> AsyncIterator[RunEvent]:
+        from toolweave.tools._concurrent import carrying
+
         queue = _EventQueue()
         responses = self._responses(queue)
 
@@ -762,7 +787,7 @@ class StreamResponse:
                 await asyncio.wait([task], timeout=_CLOSE_TIMEOUT)
 
 
-class _EventQueue(asyncio.Queue[RunEvent | None]):
+class _EventQueue(asyncio.Queue['RunEvent | None']):
     """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk."""
 
     def __call__(self, event: RunEvent) -> None:
@@ -820,6 +845,8 @@ def _refuse_in_running_loop(what: str, instead: str) -> None:
 
 def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
     """Pull the items of ``make()`` one by one from a private event loop in a daemon thread."""
+    from toolweave.tools._concurrent import carrying, result_of
+
     runner = _LoopThread()
     items = make()
     try:
@@ -870,6 +897,8 @@ class _LoopThread:
 
 def _raise_error_of(task: asyncio.Future[None]) -> None:
     """Raise the finished ``task``'s exception, a carried ``BaseException`` as itself."""
+    from toolweave.tools._concurrent import CarriedError
+
     try:
         task.result()
     except CarriedError as carried:
@@ -906,7 +935,7 @@ def _check_handler(handler: object) -> EventHandler:
             'on_event must be a plain function (it is called synchronously, in order); '
             'for async handling use `async for event in ....stream().events()`'
         )
-    return cast(EventHandler, handler)
+    return cast('EventHandler', handler)
 
 
 def _logging_errors(handler: EventHandler) -> EventHandler:
