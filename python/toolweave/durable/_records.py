@@ -17,6 +17,8 @@ __all__ = [
     'ModelCall',
     'RunInput',
     'RunOutput',
+    'SearchScope',
+    'SearchSession',
     'ToolInvocation',
     'ToolOutcome',
 ]
@@ -34,6 +36,9 @@ class RunInput(BaseModel):
         conversation_id: The memory's conversation id (``None``: the memory advisor's default).
         options: ``ChatOptions`` fields other than the tools (``model``, ``temperature``, ``max_tokens``, ...).
         tool_context: ``ToolCallingChatOptions.tool_context`` values (JSON).
+        advisors: Names of registered advisors on the run's chain (with the loop, as ``ChatClient.advisors``).
+        advisor_params: Advisor parameters of the request context (JSON), as ``spec.advisors(key=value)``.
+        deltas: The model rounds stream, and their text and tool-call fragments become run events.
     """
 
     messages: list[Any]
@@ -44,6 +49,9 @@ class RunInput(BaseModel):
     conversation_id: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     tool_context: dict[str, Any] = Field(default_factory=dict)
+    advisors: list[str] = Field(default_factory=list)
+    advisor_params: dict[str, Any] = Field(default_factory=dict)
+    deltas: bool = False
 
 
 class RunOutput(BaseModel):
@@ -53,12 +61,23 @@ class RunOutput(BaseModel):
 
 
 class ModelCall(BaseModel):
-    """One model round: the registered model, the round's messages and options, the names of the tools it is offered."""
+    """One model round: the registered model, the round's messages and options, the tools it is offered.
+
+    Attributes:
+        tools: Names of registered tools offered.
+        definitions: Definitions (``name``, ``description``, ``input_schema``) of offered tools that are
+            not registered: the tool-search tool, structured output's output tool.
+        round: The round's number (of its events).
+        deltas: Stream the round and send its delta events to the workflow (signal ``deltas``).
+    """
 
     model: str
     messages: list[Any]
     options: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list)
+    definitions: list[dict[str, Any]] = Field(default_factory=list)
+    round: int = 0
+    deltas: bool = False
 
 
 class ModelAnswer(BaseModel):
@@ -67,8 +86,27 @@ class ModelAnswer(BaseModel):
     response: Any
 
 
+class SearchScope(BaseModel):
+    """Where a tool-search call searches: the registered loop (its sessions and index), the session, the run's tools."""
+
+    loop: str
+    session_id: str
+    tools: list[str]
+
+
+class SearchSession(BaseModel):
+    """A run's tool-search session: names to add to it; the activity answers with every name it holds."""
+
+    scope: SearchScope
+    add: list[str] = Field(default_factory=list)
+    index: bool = False
+
+
 class ToolInvocation(BaseModel):
-    """One tool call: the registered tool, the call id, the argument text, the ``ToolContext`` values, the tool's timeout."""
+    """One tool call: the registered tool, the call id, the argument text, the ``ToolContext`` values, the tool's timeout.
+
+    ``search``: the call is the tool-search tool's, searching that scope.
+    """
 
     tool: str
     call_id: str
@@ -76,6 +114,7 @@ class ToolInvocation(BaseModel):
     context: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = None
     approved: bool = False
+    search: SearchScope | None = None
 
 
 class ToolOutcome(BaseModel):

@@ -1,4 +1,4 @@
-"""What a worker can run, by name: models, tools, tool loops (``ToolCallingAdvisor``) and chat memories.
+"""What a worker can run, by name: models, tools, tool loops (``ToolCallingAdvisor``), advisors and chat memories.
 
 A durable run names what it uses; the workflow and the activities look the names up here, in the
 worker's process (nothing is pickled into the history). The activity settings come from the objects
@@ -15,16 +15,20 @@ themselves, as the in-process loop uses them:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
 
+from toolweave.advisors.api import HIGHEST_PRECEDENCE, Advisor, CallAdvisor, ChatClientRequest, ChatClientResponse
+from toolweave.advisors.structured_output import StructuredOutputAdvisor
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
 from toolweave.chat.model import ChatModel
 from toolweave.memory.base import ChatMemory
 from toolweave.providers import RetryPolicy, Timeouts
+from toolweave.structured import OutputType, Strategy, prepare
 from toolweave.tools.callback import ToolCallback
 from toolweave.tools.manager import DefaultToolCallingManager
 from toolweave.tools.provider import to_tool_callbacks
@@ -32,6 +36,7 @@ from toolweave.tools.provider import to_tool_callbacks
 __all__ = [
     'DEFAULT_MAX_TOOL_RESULT_BYTES',
     'NON_RETRYABLE',
+    'AdvisorFactory',
     'DurableRegistry',
     'ToolRetry',
     'UnknownNameError',
@@ -53,6 +58,9 @@ NON_RETRYABLE = (
 """Error types an activity fails with at once, without retry: invalid arguments, authentication, context length."""
 
 _DEFAULT_MODEL_SECONDS = 600.0
+
+AdvisorFactory = Callable[[], 'Advisor | Sequence[Advisor]']
+"""Makes the advisor(s) of one run (called in the workflow, once per run: it must be deterministic)."""
 
 
 class UnknownNameError(LookupError):
@@ -137,6 +145,7 @@ class DurableRegistry:
         self._tools: dict[str, ToolEntry] = {}
         self._loops: dict[str, ToolCallingAdvisor] = {'default': ToolCallingAdvisor()}
         self._memories: dict[str, ChatMemory] = {}
+        self._advisors: dict[str, AdvisorFactory] = {}
 
     # -- registration ------------------------------------------------------------------------
 
@@ -166,6 +175,50 @@ class DurableRegistry:
         self._loops[_name(name)] = advisor
         return self
 
+    def add_advisor(self, name: str, advisor: Advisor | AdvisorFactory) -> DurableRegistry:
+        """Register an advisor as ``name``: one instance shared by every run, or a factory of each run's own.
+
+        A run naming it (``DurableClient.start(advisors=[name])``) has it on its chain with the tool loop,
+        by ``order`` as in ``ChatClient``: below the loop's order it wraps the whole loop, above it runs
+        around every model round. Its code runs in the workflow: it must be deterministic (no clock,
+        randomness or I/O) and async-capable (``BaseAdvisor`` or its own ``aadvise_call``; the default
+        ``CallAdvisor.aadvise_call`` runs in a thread, which a workflow cannot). A factory returns an
+        advisor or a sequence of them; use one for advisors that keep a run's state
+        (``StructuredOutputAdvisor``).
+
+        Raises:
+            TypeError: ``advisor`` is neither an ``Advisor`` nor callable (a factory's result is checked per run).
+        """
+        if isinstance(advisor, Advisor):
+            _check_advisor(advisor)
+            shared = advisor
+            self._advisors[_name(name)] = lambda: shared
+        elif callable(advisor):
+            self._advisors[_name(name)] = advisor
+        else:
+            raise TypeError(f'an advisor must be an Advisor or a factory of them, not {type(advisor).__name__}')
+        return self
+
+    def add_output(
+        self, name: str, output_type: Any, *, strategy: Strategy = 'prompted', max_retries: int = 2
+    ) -> DurableRegistry:
+        """Register structured output as the advisor ``name``: as ``spec.entity(output_type, strategy=...)`` in-process.
+
+        The run's prompt asks for ``output_type`` the strategy's way (``'prompted'``: format instructions;
+        ``'native'``: the model's schema option; ``'tool'``: the ``final_result`` output tool), and a
+        ``StructuredOutputAdvisor`` validates the answer and asks again with the errors up to
+        ``max_retries`` times; the run's text is then the validated JSON
+        (``OutputType.of(output_type).validate(response.text)``); too many invalid answers end the run
+        with a ``DurableRunError`` (``StructuredOutputValidationError``).
+        """
+        output: OutputType[Any] = OutputType.of(output_type)
+        StructuredOutputAdvisor(output, strategy, max_retries)  # checks the settings now
+
+        def advisors() -> tuple[Advisor, ...]:
+            return _Prepare(output, strategy), StructuredOutputAdvisor(output, strategy, max_retries)
+
+        return self.add_advisor(name, advisors)
+
     def add_memory(self, name: str, memory: ChatMemory) -> DurableRegistry:
         """Register a chat memory (e.g. ``MessageWindowChatMemory(RedisChatMemoryRepository(...))``) as ``name``."""
         self._memories[_name(name)] = memory
@@ -189,10 +242,28 @@ class DurableRegistry:
         """The chat memory ``name``."""
         return _get(self._memories, name, 'memory')
 
+    def advisors(self, name: str) -> tuple[Advisor, ...]:
+        """The advisor(s) ``name`` for one run (a factory's new ones).
+
+        Raises:
+            UnknownNameError: not registered. TypeError: the factory gave something that is not a usable advisor.
+        """
+        made = _get(self._advisors, name, 'advisor')()
+        advisors = (made,) if isinstance(made, Advisor) else tuple(made)
+        for advisor in advisors:
+            _check_advisor(advisor)
+        return advisors
+
     def tool_timeout(self, name: str, loop: str) -> tuple[float | None, timedelta]:
         """The tool's own timeout (``None``: none) and its activity's ``start_to_close``."""
-        callback = self.tool(name).callback
-        timeout = getattr(callback.tool_metadata, 'timeout', None)
+        timeout = getattr(self.tool(name).callback.tool_metadata, 'timeout', None)
+        return self._bounded(timeout, loop)
+
+    def default_tool_timeout(self, loop: str) -> tuple[float | None, timedelta]:
+        """The timeout of a tool without its own (the loop manager's ``default_timeout``) and its ``start_to_close``."""
+        return self._bounded(None, loop)
+
+    def _bounded(self, timeout: float | None, loop: str) -> tuple[float | None, timedelta]:
         manager = self.loop(loop).tool_calling_manager
         if timeout is None and isinstance(manager, DefaultToolCallingManager):
             timeout = manager.default_timeout
@@ -229,6 +300,45 @@ def _model_timeout(timeouts: Timeouts | None) -> timedelta:
         return timedelta(seconds=timeouts.total)
     phases = [t for t in (timeouts.pool, timeouts.connect, timeouts.write, timeouts.read) if t is not None]
     return timedelta(seconds=sum(phases) if len(phases) == 4 else _DEFAULT_MODEL_SECONDS)
+
+
+class _Prepare(CallAdvisor):
+    """Asks the run's prompt for the output type the strategy's way (what ``spec.entity`` does before the chain)."""
+
+    def __init__(self, output: OutputType[Any], strategy: Strategy) -> None:
+        self.output = output
+        self.strategy: Strategy = strategy
+
+    @property
+    def order(self) -> int:
+        """Outermost: the whole run's prompt."""
+        return HIGHEST_PRECEDENCE + 1
+
+    def advise_call(self, request: ChatClientRequest, chain: Any) -> ChatClientResponse:
+        """The request with the output asked for, down the chain."""
+        next_call: Any = chain.next_call
+        response: ChatClientResponse = next_call(
+            request.with_prompt(prepare(request.prompt, self.output, self.strategy))
+        )
+        return response
+
+    async def aadvise_call(self, request: ChatClientRequest, chain: Any) -> ChatClientResponse:
+        """Async :meth:`advise_call`."""
+        response: ChatClientResponse = await chain.anext_call(
+            request.with_prompt(prepare(request.prompt, self.output, self.strategy))
+        )
+        return response
+
+
+def _check_advisor(advisor: object) -> None:
+    """An advisor a workflow can run: a ``CallAdvisor`` with an ``aadvise_call`` that needs no thread."""
+    if not isinstance(advisor, CallAdvisor):
+        raise TypeError(f'a durable advisor must be a CallAdvisor (BaseAdvisor), not {type(advisor).__name__}')
+    if type(advisor).aadvise_call is CallAdvisor.aadvise_call:
+        raise TypeError(
+            f'{type(advisor).__name__} has no aadvise_call of its own (the default runs advise_call in a thread, '
+            'which a workflow cannot): derive from BaseAdvisor or write aadvise_call'
+        )
 
 
 def _name(name: object) -> str:

@@ -25,21 +25,43 @@ from __future__ import annotations
 
 import builtins
 import copy
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy as TemporalRetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError, TimeoutError, TimeoutType
 
 from toolweave.advisors._rounds import ExecuteTools, Finish, Pause, RoundEngine, _tool_result, _ToolEvents
-from toolweave.advisors.api import ChatClientRequest, ChatClientResponse
+from toolweave.advisors.api import (
+    LOWEST_PRECEDENCE,
+    CallAdvisor,
+    CallAdvisorChain,
+    ChatClientRequest,
+    ChatClientResponse,
+)
+from toolweave.advisors.chain import DefaultAroundAdvisorChain
+from toolweave.advisors.tool_calling import ToolCallingAdvisor
+from toolweave.advisors.tool_search import ToolSearchToolCallingAdvisor
+from toolweave.advisors.tool_search import _result_names as search_result_names
 from toolweave.approvals import APPROVED_TOOL_CALLS_KEY, ApprovalRequired, Decision, tool_call_approved
 from toolweave.chat.messages import ToolCall, ToolResponse
 from toolweave.chat.options import ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
-from toolweave.durable._activities import MEMORY_AFTER, MEMORY_BEFORE, MODEL_CALL, TOOL_CALL, option_fields, options_of
+from toolweave.durable._activities import (
+    DELTAS_SIGNAL,
+    MEMORY_AFTER,
+    MEMORY_BEFORE,
+    MODEL_CALL,
+    SEARCH_SESSION,
+    TOOL_CALL,
+    option_fields,
+    options_of,
+)
 from toolweave.durable._codec import from_json_value, to_json_value
 from toolweave.durable._records import (
     EventsPage,
@@ -48,6 +70,8 @@ from toolweave.durable._records import (
     ModelCall,
     RunInput,
     RunOutput,
+    SearchScope,
+    SearchSession,
     ToolInvocation,
     ToolOutcome,
 )
@@ -56,6 +80,7 @@ from toolweave.events import (
     ON_EVENT_CONTEXT_KEY,
     ApprovalRequested,
     RunEvent,
+    ToolCallStarted,
     ToolExecutionStarted,
     listening_to_tools,
 )
@@ -65,7 +90,11 @@ from toolweave.exceptions import (
     ToolCallLimitExceededError,
     ToolExecutionError,
 )
+from toolweave.memory.base import CONVERSATION_ID
 from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState, RunStateError
+from toolweave.search._search_tool import ToolSearchTool, search_tool_definition
+from toolweave.search.base import ToolIndex, ToolIndexFactory
+from toolweave.search.sessions import ToolSearchSessions
 from toolweave.tools.context import ToolContext, current_tool_call
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager
@@ -93,6 +122,10 @@ class ToolweaveRun:
         self._durations: dict[str, float] = {}
         self._paused: RunState | None = None
         self._decisions: dict[str, Decision] | None = None
+        self._streamed_calls: set[tuple[int, int]] = set()
+        self._round = 0
+        self._session: _SessionMirror | None = None
+        self._search_tool: _ActivityTool | None = None
 
     @workflow.query(name='pending')
     def pending(self) -> list[Any]:
@@ -119,6 +152,14 @@ class ToolweaveRun:
         """The run's events from index ``since`` on (tagged JSON), and whether the run has ended."""
         return EventsPage(events=self._events[since:], done=self._done)
 
+    @workflow.signal(name=DELTAS_SIGNAL)
+    def deltas(self, events: list[Any]) -> None:
+        """A streaming model round's delta events (sent by its activity before the round's result)."""
+        for event in events:
+            if isinstance(event, ToolCallStarted):  # the round's response will not report it again
+                self._streamed_calls.add((event.round, event.index))
+            self._events.append(to_json_value(event))
+
     @workflow.run
     async def run(self, run: RunInput) -> RunOutput:
         """Drive the engine to its ``Finish``; failures end the run with the toolweave error's type name."""
@@ -135,39 +176,95 @@ class ToolweaveRun:
 
     async def _run(self, run: RunInput) -> RunOutput:
         registry = registry_for(workflow.info().task_queue)
-        advisor = registry.loop(run.loop)
+        loop = registry.loop(run.loop)
+        advisors = tuple(advisor for name in run.advisors for advisor in registry.advisors(name))
         messages = tuple(from_json_value(run.messages))
         if run.memory is not None:
             messages = await self._memory_before(run, messages)
-        tools = tuple(_ActivityTool(registry, name, run.loop, self._durations) for name in run.tools)
+        tools = tuple(_registered_tool(registry, name, run.loop, self._durations) for name in run.tools)
         fields = option_fields(run.options)
         options = ToolCallingChatOptions(tool_callbacks=tools, tool_context=from_json_value(run.tool_context), **fields)
-        request = ChatClientRequest(Prompt(messages, options), {ON_EVENT_CONTEXT_KEY: self._emit})
-        engine = RoundEngine(advisor, request, None)
+        context: dict[str, Any] = {**from_json_value(run.advisor_params), ON_EVENT_CONTEXT_KEY: self._emit}
+        if run.conversation_id is not None:
+            context.setdefault(CONVERSATION_ID, run.conversation_id)
+        request = ChatClientRequest(Prompt(messages, options), context)
+        if isinstance(loop, ToolSearchToolCallingAdvisor):
+            loop = await self._searching(registry, run, loop, request)
+        chain = DefaultAroundAdvisorChain(
+            [*advisors, _DurableLoop(self, loop), _ModelRound(self, run.model, run.deltas)]
+        )
+        final = (await chain.anext_call(request)).chat_response
+        if run.memory is not None and final is not None:
+            call = MemoryCall(memory=run.memory, conversation_id=run.conversation_id, response=to_json_value(final))
+            await workflow.execute_activity(MEMORY_AFTER, call, start_to_close_timeout=_MEMORY_TIMEOUT)
+        return RunOutput(response=to_json_value(final) if final is not None else None)
+
+    async def _loop(
+        self, advisor: ToolCallingAdvisor, loop: _DurableLoop, request: ChatClientRequest, chain: CallAdvisorChain
+    ) -> ChatClientResponse:
+        """The tool loop, as ``ToolCallingAdvisor.aadvise_call`` with the pause waiting for the ``decide`` update."""
+        below = chain.copy(loop)
+        engine = RoundEngine(advisor, request, chain)
         manager = _workflow_manager(advisor.tool_calling_manager)
         step: ExecuteTools | Finish | None = engine.start()
         while True:
             if isinstance(step, Pause):
                 resumption = await self._decided(step.state)
-                engine = RoundEngine(advisor, _resuming(request, resumption), None)
+                engine = RoundEngine(advisor, _resuming(request, resumption), chain)
                 step = engine.start()
             elif isinstance(step, Finish):
-                break
+                return step.response
             elif isinstance(step, ExecuteTools):
                 step = await self._execute(engine, manager, step)
+                await self._flush_session()
             else:
                 round_request = engine.next_request()
-                chat = await self._model_call(run.model, round_request)
-                step = engine.on_response(ChatClientResponse(chat, round_request.context))
-        final = step.response.chat_response
-        if run.memory is not None:
-            call = MemoryCall(memory=run.memory, conversation_id=run.conversation_id, response=to_json_value(final))
-            await workflow.execute_activity(MEMORY_AFTER, call, start_to_close_timeout=_MEMORY_TIMEOUT)
-        return RunOutput(response=to_json_value(final))
+                await self._flush_session()
+                self._round = engine.rounds
+                step = engine.on_response(await below.anext_call(round_request))
+                await self._flush_session()
+
+    async def _searching(
+        self, registry: DurableRegistry, run: RunInput, loop: ToolSearchToolCallingAdvisor, request: ChatClientRequest
+    ) -> ToolCallingAdvisor:
+        """The tool-search loop of this run: its session read (and indexed) by an activity, kept in the workflow."""
+        scope = SearchScope(loop=run.loop, session_id=loop.session_id(request), tools=list(run.tools))
+        self._session = _SessionMirror(scope)
+        self._session.known(await self._session_activity(SearchSession(scope=scope, index=True)))
+        definition = search_tool_definition(loop.search_tool_name, loop.max_results)
+        timeout, bound = registry.default_tool_timeout(run.loop)
+        self._search_tool = _ActivityTool(
+            definition,
+            ToolMetadata(),
+            timeout,
+            bound,
+            registry,
+            TemporalRetryPolicy(maximum_attempts=1),
+            self._durations,
+            scope,
+        )
+        self._search_tool.found = self._session.known
+        copied: ToolCallingAdvisor = loop.copy(sessions=self._session)
+        return copied
+
+    async def _flush_session(self) -> None:
+        """Write the names the run's session gained in the workflow to its store (one activity); learn the others'."""
+        session = self._session
+        if session is not None and session.pending:
+            added, session.pending = session.pending, []
+            session.known(await self._session_activity(SearchSession(scope=session.scope, add=added)))
+
+    async def _session_activity(self, session: SearchSession) -> list[str]:
+        names: list[str] = await workflow.execute_activity(
+            SEARCH_SESSION, session, result_type=list, start_to_close_timeout=_MEMORY_TIMEOUT
+        )
+        return names
 
     def _emit(self, event: RunEvent) -> None:
         if isinstance(event, ApprovalRequested):  # the engine's random run id: the workflow id instead
             event = replace(event, state=replace(event.state, run_id=workflow.info().workflow_id))
+        if isinstance(event, ToolCallStarted) and (event.round, event.index) in self._streamed_calls:
+            return  # the streamed round reported it as it arrived
         self._events.append(to_json_value(event))
 
     async def _decided(self, state: RunState) -> Resumption:
@@ -179,16 +276,20 @@ class ToolweaveRun:
         self._paused, self._decisions = None, None
         return Resumption(paused, decisions)
 
-    async def _model_call(self, model: str, request: ChatClientRequest) -> ChatResponse:
+    async def _model_call(self, model: str, request: ChatClientRequest, deltas: bool) -> ChatResponse:
         entry = registry_for(workflow.info().task_queue).model(model)
         options = request.prompt.options
-        names = (
-            [c.tool_definition.name for c in options.tool_callbacks]
-            if isinstance(options, ToolCallingChatOptions)
-            else []
-        )
+        callbacks = options.tool_callbacks if isinstance(options, ToolCallingChatOptions) else ()
+        registered = [c.name for c in callbacks if isinstance(c, _ActivityTool) and c.search is None]
+        others = [_definition_json(c.tool_definition) for c in callbacks if c.tool_definition.name not in registered]
         call = ModelCall(
-            model=model, messages=to_json_value(list(request.prompt.messages)), options=options_of(options), tools=names
+            model=model,
+            messages=to_json_value(list(request.prompt.messages)),
+            options=options_of(options),
+            tools=registered,
+            definitions=others,
+            round=self._round,
+            deltas=deltas,
         )
         answer = await workflow.execute_activity(
             MODEL_CALL, call, result_type=ModelAnswer, start_to_close_timeout=entry.timeout, retry_policy=entry.retry
@@ -206,10 +307,19 @@ class ToolweaveRun:
         engine._listener = listener  # the engine then reports no call twice (as with its own listener)
         try:
             with listening_to_tools(listener):
-                result = await manager.aexecute_tool_calls(step.prompt, step.response)
+                result = await manager.aexecute_tool_calls(self._durable_prompt(step.prompt), step.response)
         except ToolCallLimitExceededError as breach:
             return engine.on_limit_breach(breach)
         return engine.on_tool_results(result)
+
+    def _durable_prompt(self, prompt: Prompt) -> Prompt:
+        """``prompt`` with the tool-search tool as its activity (it searches the worker's index)."""
+        options = prompt.options
+        if self._search_tool is None or not isinstance(options, ToolCallingChatOptions):
+            return prompt
+        search = self._search_tool
+        callbacks = tuple(search if isinstance(c, ToolSearchTool) else c for c in options.tool_callbacks)
+        return Prompt(prompt.messages, replace(options, tool_callbacks=callbacks))
 
     async def _memory_before(self, run: RunInput, messages: tuple[Any, ...]) -> tuple[Any, ...]:
         assert run.memory is not None
@@ -222,22 +332,125 @@ class ToolweaveRun:
         return tuple(from_json_value(merged.messages))
 
 
-class _ActivityTool:
-    """A registered tool as the workflow's manager sees it: same definition, ``acall`` = the tool activity.
+class _DurableLoop(CallAdvisor):
+    """The registered tool loop on the run's chain (its order): rounds driven by the workflow."""
 
-    The tool's timeout is enforced by the activity (the manager must not also time it with a workflow
-    timer), so the metadata here carries none.
+    advisor_params = frozenset({CONVERSATION_ID})
+
+    def __init__(self, run: ToolweaveRun, advisor: ToolCallingAdvisor) -> None:
+        self._run = run
+        self.advisor = advisor
+
+    @property
+    def name(self) -> str:
+        """The loop's name."""
+        return self.advisor.name
+
+    @property
+    def order(self) -> int:
+        """The loop's order."""
+        return self.advisor.order
+
+    def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """Not available: a workflow is async."""
+        raise TypeError('a durable run is async')
+
+    async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """The loop's rounds (see :meth:`ToolweaveRun._loop`)."""
+        return await self._run._loop(self.advisor, self, request, chain)
+
+
+class _ModelRound(CallAdvisor):
+    """The chain's end: one model round as the ``toolweave.model_call`` activity."""
+
+    def __init__(self, run: ToolweaveRun, model: str, deltas: bool) -> None:
+        self._run = run
+        self._model = model
+        self._deltas = deltas
+
+    @property
+    def order(self) -> int:
+        """Last, as ``ChatModelCallAdvisor``."""
+        return LOWEST_PRECEDENCE
+
+    def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """Not available: a workflow is async."""
+        raise TypeError('a durable run is async')
+
+    async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
+        """The round's response from the model activity."""
+        return ChatClientResponse(await self._run._model_call(self._model, request, self._deltas), request.context)
+
+
+class _SessionMirror(ToolSearchSessions):
+    """A run's tool-search session in the workflow: read by an activity at the start, written back by activities.
+
+    The loop's hooks read and add names here (no I/O in the workflow); names they add wait in
+    ``pending`` until the workflow writes them to the worker's sessions (``toolweave.search_session``).
     """
 
-    def __init__(self, registry: DurableRegistry, name: str, loop: str, durations: dict[str, float]) -> None:
-        callback = registry.tool(name).callback
-        self.name = name
-        self._definition = callback.tool_definition
-        self._metadata = replace(callback.tool_metadata, timeout=None)
-        self._timeout, self._bound = registry.tool_timeout(name, loop)
+    def __init__(self, scope: SearchScope) -> None:
+        super().__init__(1)
+        self.scope = scope
+        self.pending: list[str] = []
+        self._names: dict[str, None] = {}
+
+    def known(self, names: Iterable[str]) -> None:
+        """Names the store holds already."""
+        for name in names:
+            self._names.setdefault(name, None)
+
+    def discovered(self, session_id: str) -> tuple[str, ...]:
+        """The session's names, in discovery order."""
+        return tuple(self._names)
+
+    def add(self, session_id: str, names: Iterable[str]) -> None:
+        """Names discovered in the workflow (exact-name calls, earlier results): written by the next activity."""
+        for name in names:
+            if name not in self._names:
+                self._names[name] = None
+                self.pending.append(name)
+
+    @contextmanager
+    def using_index(
+        self, session_id: str, definitions: Sequence[ToolDefinition], factory: ToolIndexFactory
+    ) -> Iterator[ToolIndex]:
+        """No index here (the block gets none): the session activity fills the worker's, the search activity searches it."""
+        yield cast(ToolIndex, None)
+
+    def clear(self, session_id: str | None = None) -> None:
+        """Forget the run's names (the store keeps its own)."""
+        self._names.clear()
+
+
+class _ActivityTool:
+    """A tool as the workflow's manager sees it: same definition, ``acall`` = the tool activity.
+
+    The tool's timeout is enforced by the activity (the manager must not also time it with a workflow
+    timer), so the metadata here carries none. ``search``: the tool-search tool of that scope, whose
+    finds go to ``found``.
+    """
+
+    def __init__(
+        self,
+        definition: ToolDefinition,
+        metadata: ToolMetadata,
+        timeout: float | None,
+        bound: timedelta,
+        registry: DurableRegistry,
+        retry: TemporalRetryPolicy,
+        durations: dict[str, float],
+        search: SearchScope | None = None,
+    ) -> None:
+        self.name = definition.name
+        self._definition = definition
+        self._metadata = replace(metadata, timeout=None)
+        self._timeout, self._bound = timeout, bound
         self._heartbeat = timedelta(seconds=registry.heartbeat_timeout)
-        self._retry = registry.tool_retry_policy(name)
+        self._retry = retry
         self._durations = durations
+        self.search = search
+        self.found: Callable[[list[str]], None] | None = None
 
     @property
     def tool_definition(self) -> ToolDefinition:
@@ -265,6 +478,7 @@ class _ActivityTool:
             context=context,
             timeout=self._timeout,
             approved=tool_call_approved(),
+            search=self.search,
         )
         try:
             outcome = await workflow.execute_activity(
@@ -283,8 +497,34 @@ class _ActivityTool:
         self._durations[call_id] = outcome.duration
         if outcome.text is not None:
             text: str = outcome.text
+            if self.found is not None:
+                self.found(search_result_names(text))
             return text
         raise ToolExecutionError(self._definition, _rebuilt_cause(self.name, outcome), outcome.message)
+
+
+def _registered_tool(registry: DurableRegistry, name: str, loop: str, durations: dict[str, float]) -> _ActivityTool:
+    """The registered tool ``name`` as an activity tool (its timeout from the tool or the loop's manager)."""
+    callback = registry.tool(name).callback
+    timeout, bound = registry.tool_timeout(name, loop)
+    return _ActivityTool(
+        callback.tool_definition,
+        callback.tool_metadata,
+        timeout,
+        bound,
+        registry,
+        registry.tool_retry_policy(name),
+        durations,
+    )
+
+
+def _definition_json(definition: ToolDefinition) -> dict[str, Any]:
+    """A definition as the model activity rebuilds it."""
+    return {
+        'name': definition.name,
+        'description': definition.description,
+        'input_schema': to_json_value(definition.input_schema),
+    }
 
 
 def lost_call_error(
