@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import base64
 import io
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
-import pydantic
 
 from toolweave.chat.content import Media, sniff_media_type
 
@@ -61,7 +61,8 @@ class ToolCallResultConverter(Protocol):
 
 
 def _default(value: Any) -> Any:
-    if isinstance(value, pydantic.BaseModel):
+    pydantic = sys.modules.get('pydantic')  # never imported here: no pydantic loaded, no pydantic model to dump
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
         return value.model_dump(mode='json')
     if isinstance(value, (set, frozenset)):
         return list(value)
