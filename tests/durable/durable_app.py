@@ -216,3 +216,90 @@ def whoami(x: int, context: ToolContext) -> str:
     """Reads the tool context: a value the caller gave and the history so far."""
     history = context[ToolContext.TOOL_CALL_HISTORY]
     return f'user={context["user"]} history={len(history)} last={type(history[-1]).__name__}'
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Weather of a city."""
+    return f'sunny in {city}'
+
+
+@tool
+def get_time(city: str) -> str:
+    """Local time of a city."""
+    return '12:00'
+
+
+@tool
+def send_mail(to: str) -> str:
+    """Send a mail."""
+    return 'sent'
+
+
+def _offered(prompt: Prompt) -> list[str]:
+    options = prompt.options
+    return sorted(c.tool_definition.name for c in getattr(options, 'tool_callbacks', ()))
+
+
+class SearchingModel:
+    """Calls ``get_weather`` once it is offered, else searches for it; then answers with the results.
+
+    Records the tool names offered in each round (``offered``).
+    """
+
+    def __init__(self) -> None:
+        self.offered: list[list[str]] = []
+
+    def _answer(self, prompt: Prompt) -> ChatResponse:
+        names = _offered(prompt)
+        self.offered.append(names)
+        done = [r for m in _turn_results(prompt) for r in m.responses]
+        usage = Usage(prompt_tokens=len(prompt.messages), completion_tokens=2, total_tokens=len(prompt.messages) + 2)
+        if 'get_weather' in names and not any(r.name == 'get_weather' for r in done):
+            call = ToolCall(f'w{len(done)}', 'function', 'get_weather', '{"city": "Paris"}')
+        elif not done:
+            call = ToolCall('s0', 'function', 'toolSearchTool', '{"query": "weather"}')
+        else:
+            text = ' | '.join(r.response_data for r in done if r.name != 'toolSearchTool')
+            return ChatResponse((Generation(AssistantMessage(text), 'stop'),), usage=usage)
+        return ChatResponse((Generation(AssistantMessage(None, (call,)), 'tool_calls'),), usage=usage)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return self._answer(prompt)
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover - durable runs call acall
+        yield self._answer(prompt)
+
+
+class StreamingModel:
+    """Round 1 says a few words and calls ``first``; round 2 answers with its result, both in several chunks."""
+
+    def _chunks(self, prompt: Prompt) -> list[ChatResponse]:
+        done = [r for m in _turn_results(prompt) for r in m.responses]
+        if not done:
+            call = ToolCall('c1', 'function', 'first', '{"x": 4}')
+            texts = ['Let me ', 'look ', 'that up.']
+            last = ChatResponse((Generation(AssistantMessage(None, (call,)), 'tool_calls'),), usage=Usage(5, 3, 8))
+        else:
+            texts = ['The ', 'answer: ', done[0].response_data]
+            last = ChatResponse((Generation(AssistantMessage(''), 'stop'),), usage=Usage(9, 4, 13))
+        return [ChatResponse((Generation(AssistantMessage(t)),)) for t in texts] + [last]
+
+    async def stream(self, prompt: Prompt):
+        for chunk in self._chunks(prompt):
+            await asyncio.sleep(0.06)  # more than one signal per round
+            yield chunk
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        from toolweave.chat.stream import ChatResponseAggregator
+
+        aggregator = ChatResponseAggregator()
+        for chunk in self._chunks(prompt):
+            aggregator.add(chunk)
+        return aggregator.result()
+
+    def call(self, prompt: Prompt) -> ChatResponse:  # pragma: no cover
+        raise NotImplementedError

@@ -2,9 +2,10 @@
 
 As pydantic-ai's Temporal agent and Temporal's OpenAI Agents SDK integration: the loop engine runs in
 a Temporal workflow, each model round and each tool call is an activity, and the objects a run uses
-(models, tools, tool loops, chat memories) are registered with every worker by name
-(:class:`DurableRegistry`). A client (:class:`DurableClient`) starts a run, waits for its
-``ChatResponse`` or streams its events; a worker killed mid-run is replaced by any other worker of the
+(models, tools, tool loops, advisors, chat memories) are registered with every worker by name
+(:class:`DurableRegistry`). A client (:class:`DurableClient`, or :class:`BlockingDurableClient` from
+blocking code) starts a run, waits for its ``ChatResponse`` or streams its events (with ``deltas=True``
+the model's text as it streams); a worker killed mid-run is replaced by any other worker of the
 task queue, which replays the recorded results and runs only what had not finished.
 
 Payloads cross the workflow boundary as JSON (orjson; pydantic records; toolweave messages and
@@ -17,6 +18,8 @@ from __future__ import annotations
 from toolweave.durable._activities import TOO_LARGE, ToolweaveActivities
 from toolweave.durable._client import (
     DEFAULT_TASK_QUEUE,
+    BlockingDurableClient,
+    BlockingDurableRun,
     DurableClient,
     DurableRun,
     DurableRunError,
@@ -41,6 +44,8 @@ __all__ = [
     'NON_RETRYABLE',
     'TOO_LARGE',
     'WORKFLOW_NAME',
+    'BlockingDurableClient',
+    'BlockingDurableRun',
     'DurableClient',
     'DurableRegistry',
     'DurableRun',

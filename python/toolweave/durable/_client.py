@@ -1,14 +1,19 @@
-"""Workers that serve durable runs, and the client that starts them, waits for them and streams their events."""
+"""Workers that serve durable runs, and the clients (async and blocking) that start them, wait for them and stream their events."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import gc
+import threading
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -26,6 +31,8 @@ from toolweave.events import RunEvent
 
 __all__ = [
     'DEFAULT_TASK_QUEUE',
+    'BlockingDurableClient',
+    'BlockingDurableRun',
     'DurableClient',
     'DurableRun',
     'DurableRunError',
@@ -132,19 +139,23 @@ class DurableRun:
         """Resume the paused run with one decision per pending call (from any process); returns once accepted.
 
         Raises:
-            DurableRunError: the run is not paused (``error_type`` ``RunNotPausedError``), or the decisions
+            DurableRunError: the run is not paused or has ended (``error_type`` ``RunNotPausedError``), or the decisions
                 do not fit its pending calls (``MissingDecisionError``, ``UnknownToolCallError``,
                 ``InvalidDecisionError``); nothing changes then.
         """
         try:
             await self.handle.execute_update('decide', to_json_value(dict(decisions)))
+        except RPCError as error:
+            if error.status in (RPCStatusCode.FAILED_PRECONDITION, RPCStatusCode.NOT_FOUND):
+                raise DurableRunError('RunNotPausedError', f'the run {self.id} has ended: {error.message}') from None
+            raise
         except WorkflowUpdateFailedError as failure:
             cause = failure.cause
             if isinstance(cause, ApplicationError):
                 raise DurableRunError(cause.type or 'ApplicationError', cause.message) from None
             raise
 
-    async def events(self, *, poll_interval: float = 0.1) -> AsyncIterator[RunEvent]:
+    async def events(self, *, poll_interval: float = 0.1) -> AsyncGenerator[RunEvent, None]:
         """The run's events in order while it runs (from the start), ending when the run ends."""
         seen = 0
         while True:
@@ -180,6 +191,9 @@ class DurableClient:
         conversation_id: str | None = None,
         options: ChatOptions | None = None,
         tool_context: Mapping[str, Any] | None = None,
+        advisors: Sequence[str] = (),
+        advisor_params: Mapping[str, Any] | None = None,
+        deltas: bool = False,
         run_id: str | None = None,
     ) -> DurableRun:
         """Start a run of registered ``model`` with registered ``tools``; returns at once.
@@ -193,6 +207,13 @@ class DurableClient:
             conversation_id: The memory's conversation (``None``: the memory advisor's default).
             options: ``ChatOptions`` fields for every round (its tools are ignored: use ``tools``).
             tool_context: Values for tools taking a ``ToolContext`` (JSON values only).
+            advisors: Registered advisor names (``DurableRegistry.add_advisor``/``add_output``) on the
+                run's chain, placed by their ``order`` around the loop as in ``ChatClient``.
+            advisor_params: Advisor parameters (JSON values), as ``spec.advisors(key=value)``;
+                ``conversation_id`` is also the ``chat_memory_conversation_id`` parameter (tool-search sessions).
+            deltas: Stream the model rounds: :meth:`DurableRun.events` then also yields ``TextDelta``,
+                ``ReasoningDelta``, ``ToolCallStarted`` and ``ToolCallArgumentsDelta`` as they arrive
+                (one signal per 50 ms of a round's stream; the model's ``stream`` instead of ``acall``).
             run_id: The workflow id (default: a new ``toolweave-<uuid>``); starting a second run
                 with the id of a running one fails.
         """
@@ -206,6 +227,9 @@ class DurableClient:
             conversation_id=conversation_id,
             options=options_of(options),
             tool_context=to_json_value(dict(tool_context or {})),
+            advisors=list(advisors),
+            advisor_params=to_json_value(dict(advisor_params or {})),
+            deltas=deltas,
         )
         handle = await self.client.start_workflow(
             WORKFLOW_NAME,
@@ -236,3 +260,128 @@ def run_error(failure: WorkflowFailureError) -> Exception:
         details = cause.details[0] if cause.details and isinstance(cause.details[0], dict) else {}
         return cls(cause.message, status_code=details.get('status_code'), provider=details.get('provider'))
     return DurableRunError(kind, cause.message)
+
+
+_T = TypeVar('_T')
+
+
+class BlockingDurableClient:
+    """:class:`DurableClient` for blocking code: the same methods, each waiting for its answer.
+
+    The Temporal client lives on an event loop of its own, in a daemon thread this object starts
+    (Temporal's client is bound to one loop); every call hands its work to that loop and waits. Close
+    it (``close()``, or ``with``) when done: the client is released while the interpreter still runs,
+    which keeps Temporal's runtime threads from touching a finalizing interpreter (also done at exit).
+
+    Args:
+        target: ``'host:port'`` of the Temporal frontend.
+        namespace: The Temporal namespace.
+        task_queue: The workers' task queue.
+        **connect_options: More options of ``temporalio.client.Client.connect`` (``tls``, ``api_key``, ...).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        namespace: str = 'default',
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        **connect_options: Any,
+    ) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name='toolweave-durable', daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+        try:
+            client = self._wait(connect(target, namespace=namespace, **connect_options))
+        except BaseException:
+            self.close()
+            raise
+        self.runs: DurableClient | None = DurableClient(client, task_queue=task_queue)
+
+    def _wait(self, work: Awaitable[_T]) -> _T:
+        if self._loop.is_closed():
+            raise RuntimeError('the BlockingDurableClient is closed')
+
+        async def run() -> _T:
+            return await work
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+
+    def _runs(self) -> DurableClient:
+        if self.runs is None:
+            raise RuntimeError('the BlockingDurableClient is closed')
+        return self.runs
+
+    def start(self, prompt: str | Sequence[Message], **settings: Any) -> BlockingDurableRun:
+        """:meth:`DurableClient.start` (same arguments); returns once the run is started."""
+        return BlockingDurableRun(self, self._wait(self._runs().start(prompt, **settings)))
+
+    def run(self, prompt: str | Sequence[Message], **settings: Any) -> ChatResponse:
+        """:meth:`start` then :meth:`BlockingDurableRun.result`."""
+        return self.start(prompt, **settings).result()
+
+    def get(self, run_id: str) -> BlockingDurableRun:
+        """The run ``run_id`` (started by any process)."""
+        return BlockingDurableRun(self, self._runs().get(run_id))
+
+    def close(self) -> None:
+        """Release the Temporal client and stop the loop's thread (idempotent)."""
+        atexit.unregister(self.close)
+        if self._loop.is_closed():
+            return
+        self.runs = None
+
+        async def settle() -> None:  # the client's last callbacks run while the interpreter is whole
+            gc.collect()
+            await asyncio.sleep(0)
+
+        asyncio.run_coroutine_threadsafe(settle(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> BlockingDurableClient:  # noqa: PYI034 - Python 3.10 has no typing.Self
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class BlockingDurableRun:
+    """:class:`DurableRun` for blocking code (made by :class:`BlockingDurableClient`)."""
+
+    def __init__(self, client: BlockingDurableClient, run: DurableRun) -> None:
+        self._client = client
+        self.run = run
+
+    @property
+    def id(self) -> str:
+        """The run's workflow id."""
+        return self.run.id
+
+    def result(self) -> ChatResponse:
+        """:meth:`DurableRun.result`: wait for the final ``ChatResponse`` (same errors)."""
+        return self._client._wait(self.run.result())
+
+    def pending(self) -> tuple[PendingToolCall, ...]:
+        """:meth:`DurableRun.pending`."""
+        return self._client._wait(self.run.pending())
+
+    def decide(self, decisions: Mapping[str, Decision]) -> None:
+        """:meth:`DurableRun.decide` (same errors)."""
+        self._client._wait(self.run.decide(decisions))
+
+    def events(self, *, poll_interval: float = 0.1) -> Iterator[RunEvent]:
+        """:meth:`DurableRun.events`: the run's events in order while it runs, from the start."""
+        stream = self.run.events(poll_interval=poll_interval)
+        try:
+            while True:
+                try:
+                    yield self._client._wait(stream.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._client._wait(stream.aclose())
