@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -41,7 +42,7 @@ TOOL_CALL_DELTAS = 'tool_call_deltas'
 _I64_MAX = 2**63 - 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     """One fragment of a streamed tool call.
 
@@ -118,33 +119,37 @@ class ToolCallDeltas:
 
     def _openai_chat(self, payload: Mapping[str, Any]) -> tuple[ToolCallDelta, ...]:
         choices = payload.get('choices')
-        if not isinstance(choices, list):
+        if type(choices) is not list:
             return ()
         out: list[ToolCallDelta] = []
         for choice in choices:
-            if not isinstance(choice, Mapping) or choice.get('index', 0) != 0:
+            # parsed JSON holds plain dicts: the exact type check first (an ABC isinstance costs far more)
+            if not (type(choice) is dict or isinstance(choice, Mapping)) or choice.get('index', 0) != 0:
                 continue
             delta = choice.get('delta')
-            fragments = delta.get('tool_calls') if isinstance(delta, Mapping) else None
-            if isinstance(fragments, list):
-                out.extend(self._chat_fragment(f) for f in fragments if isinstance(f, Mapping))
+            if not (type(delta) is dict or isinstance(delta, Mapping)):
+                continue
+            fragments = delta.get('tool_calls')
+            if type(fragments) is list:
+                out.extend(self._chat_fragment(f) for f in fragments if type(f) is dict or isinstance(f, Mapping))
         return tuple(out)
 
     def _chat_fragment(self, fragment: Mapping[str, Any]) -> ToolCallDelta:
         raw_index = fragment.get('index')
         call_id = _text(fragment.get('id')) or None
         function = fragment.get('function')
-        name = _text(function.get('name')) if isinstance(function, Mapping) else None
-        arguments = function.get('arguments') if isinstance(function, Mapping) else None
+        if type(function) is dict or isinstance(function, Mapping):
+            name, arguments = _text(function.get('name')), function.get('arguments')
+        else:
+            name = arguments = None
         if type(raw_index) is int and 0 <= raw_index <= _I64_MAX:
-            key: object = ('index', raw_index)
-            index = self._by_key.get(key)
+            index = self._by_key.get(raw_index)
             if index is None:
-                index = self._new(key)
+                index = self._new(raw_index)
             elif call_id is not None and self._ids.get(index, call_id) != call_id:  # another call (Ollama /v1)
                 known = self._by_key.get(('id', call_id))
                 index = self._new(None) if known is None else known
-                self._by_key[key] = index
+                self._by_key[raw_index] = index
         elif call_id is not None:
             index = self._by_key.get(('id', call_id))
             if index is None:
@@ -182,7 +187,7 @@ class ToolCallDeltas:
             return (ToolCallDelta(index, _text(block.get('id')) or None, _text(block.get('name')) or None, ''),)
         if kind == 'content_block_delta' and key in self._by_key:
             delta = payload.get('delta')
-            if isinstance(delta, Mapping) and delta.get('type') == 'input_json_delta':
+            if (type(delta) is dict or isinstance(delta, Mapping)) and delta.get('type') == 'input_json_delta':
                 piece = _text(delta.get('partial_json'))
                 return (ToolCallDelta(self._by_key[key], None, None, piece),) if piece else ()
         return ()
@@ -212,8 +217,13 @@ def tool_call_delta_chunk(chunk: ChatResponse | None, deltas: tuple[ToolCallDelt
     if not deltas:
         return chunk
     if chunk is None:
-        return ChatResponse((Generation(AssistantMessage()),), metadata={TOOL_CALL_DELTAS: deltas})
+        return ChatResponse(_NO_OUTPUT, metadata={TOOL_CALL_DELTAS: deltas})
     return dataclasses.replace(chunk, metadata={**chunk.metadata, TOOL_CALL_DELTAS: deltas})
+
+
+_NO_OUTPUT = (Generation(AssistantMessage(None, (), MappingProxyType({})), None, MappingProxyType({})),)
+"""The one generation of every fragment-only chunk: an empty assistant message, shared (it is immutable,
+its metadata read-only), so a stream's hundreds of fragment chunks do not build one each."""
 
 
 @dataclass

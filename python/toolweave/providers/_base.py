@@ -319,9 +319,9 @@ class HttpChatModel:
         yield reader.final()
 
     def _feed(
-        self, aggregator: Any, raw: bytes | None, response: httpx.Response, fragments: ToolCallDeltas
-    ) -> tuple[list[ChatResponse], ProviderError | None]:
-        """Feed bytes (``None`` = end); the delta chunks of the completed payloads and the core's error.
+        self, aggregator: Any, raw: bytes | None, response: httpx.Response
+    ) -> tuple[list[Any], ProviderError | None]:
+        """Feed bytes (``None`` = end); the completed payloads (parsed JSON) and the core's error.
 
         The error is returned (not raised) so the caller yields the good payloads of the same read
         first: no text before an error event is lost. The core's exception is not chained: its
@@ -352,10 +352,7 @@ class HttpChatModel:
                 provider=self.provider,
                 request_id=request_id_of(response.headers),
             )
-        chunks = [
-            tool_call_delta_chunk(self.delta_chunk(p), fragments.feed(p)) for p in payloads if isinstance(p, dict)
-        ]
-        return [c for c in chunks if c is not None], error
+        return payloads, error
 
     def close(self) -> None:
         """Close the blocking client if the model created it (idempotent)."""
@@ -404,9 +401,25 @@ class _StreamReader:
         return error
 
     def read(self, raw: bytes | None) -> tuple[list[ChatResponse], ProviderError | None]:
-        """The chunks of ``raw`` (``None``: the body ended) and the error to raise after yielding them."""
-        chunks, error = self._model._feed(self._aggregator, raw, self._response, self._fragments)
-        self._delivered += [chunk.text for chunk in chunks]
+        """The chunks of ``raw`` (``None``: the body ended) and the error to raise after yielding them.
+
+        One chunk per payload that has text or reasoning (:meth:`HttpChatModel.delta_chunk`) or tool-call
+        fragments (:class:`ToolCallDeltas`), in the payloads' order.
+        """
+        payloads, error = self._model._feed(self._aggregator, raw, self._response)
+        chunks: list[ChatResponse] = []
+        delta_chunk, fragments, delivered = self._model.delta_chunk, self._fragments.feed, self._delivered
+        for payload in payloads:
+            if not isinstance(payload, dict):
+                continue
+            chunk = delta_chunk(payload)
+            if chunk is not None and chunk.text:
+                delivered.append(chunk.text)
+            deltas = fragments(payload)
+            if deltas:
+                chunk = tool_call_delta_chunk(chunk, deltas)
+            if chunk is not None:
+                chunks.append(chunk)
         if error is None and raw is None:
             self._result = self._aggregator.result()
             if self._result.get('truncated'):
