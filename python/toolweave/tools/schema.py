@@ -32,7 +32,6 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
-import docstring_parser
 import orjson
 import pydantic
 import pydantic_core
@@ -273,8 +272,7 @@ def _core_admits_none(schema: Any) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption]) -> FunctionSchema:
-    docstring = docstring_parser.parse(inspect.getdoc(func) or '')
-    doc_params = {p.arg_name: p.description or '' for p in docstring.params}
+    doc_params, summary = _docstring(func)
     hints = typing.get_type_hints(func, include_extras=True)
     declared: list[tuple[inspect.Parameter, Any]] = []
     context_parameter = None
@@ -312,10 +310,25 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         input_schema = forbid_additional_properties(input_schema)
     if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
         input_schema = upper_case_type_values(input_schema)
-    summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
     return FunctionSchema(
         input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments, context_position
     )
+
+
+def _docstring(func: Callable[..., Any]) -> tuple[dict[str, str], str]:
+    """The parameter descriptions and the summary (short plus long description) of ``func``'s docstring.
+
+    A function without a docstring is not parsed: ``docstring_parser`` is imported, and its regular
+    expressions compiled (about a millisecond), for the first docstring only.
+    """
+    text = inspect.getdoc(func)
+    if not text:
+        return {}, ''
+    import docstring_parser
+
+    docstring = docstring_parser.parse(text)
+    summary = '\n\n'.join(p for p in (docstring.short_description, docstring.long_description) if p)
+    return {p.arg_name: p.description or '' for p in docstring.params}, summary
 
 
 def _arguments_adapter(
