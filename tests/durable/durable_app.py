@@ -13,6 +13,7 @@ import os
 import pathlib
 import time
 
+from pydantic import BaseModel
 from toolweave.chat.messages import AssistantMessage, ToolCall, ToolResponseMessage, UserMessage
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse, Generation, Usage
@@ -303,3 +304,27 @@ class StreamingModel:
 
     def call(self, prompt: Prompt) -> ChatResponse:  # pragma: no cover
         raise NotImplementedError
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+class JsonModel:
+    """Answers with invalid JSON first, then with a valid person once it read the validation errors."""
+
+    def __init__(self) -> None:
+        self.prompts: list[Prompt] = []
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        self.prompts.append(prompt)
+        asked_again = 'did not match' in (prompt.messages[-1].text or '')
+        text = '{"name": "Ada", "age": 36}' if asked_again else '{"name": "Ada", "age": "old"}'
+        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), usage=Usage(7, 5, 12))
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return asyncio.run(self.acall(prompt))
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover
+        yield await self.acall(prompt)

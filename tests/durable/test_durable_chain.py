@@ -14,9 +14,19 @@ import uuid
 from pathlib import Path
 
 import pytest
-from durable_app import PLAN, PlanModel, SearchingModel, StreamingModel, build_registry, first, get_time, get_weather
+from durable_app import (
+    PLAN,
+    JsonModel,
+    Person,
+    PlanModel,
+    SearchingModel,
+    StreamingModel,
+    build_registry,
+    first,
+    get_time,
+    get_weather,
+)
 from durable_app import send_mail as mail
-from pydantic import BaseModel
 from toolweave import ChatClient
 from toolweave.advisors import ToolSearchToolCallingAdvisor
 from toolweave.advisors.api import HIGHEST_PRECEDENCE, BaseAdvisor, ChatClientRequest, ChatClientResponse
@@ -116,30 +126,6 @@ def test_registered_advisors_run_around_the_loop_and_each_round_as_in_process(te
     assert durable_log == local_log
     assert local_log[0] == 'before -2147483548 1 t1'  # the outer advisor once, around the loop
     assert sum(line.startswith('before 0 ') for line in local_log) == 3  # the inner one every round
-
-
-class Person(BaseModel):
-    name: str
-    age: int
-
-
-class JsonModel:
-    """Answers with invalid JSON first, then with a valid person once it read the validation errors."""
-
-    def __init__(self) -> None:
-        self.prompts: list[Prompt] = []
-
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        self.prompts.append(prompt)
-        asked_again = 'did not match' in (prompt.messages[-1].text or '')
-        text = '{"name": "Ada", "age": 36}' if asked_again else '{"name": "Ada", "age": "old"}'
-        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), usage=Usage(7, 5, 12))
-
-    def call(self, prompt: Prompt) -> ChatResponse:
-        return asyncio.run(self.acall(prompt))
-
-    async def stream(self, prompt: Prompt):  # pragma: no cover
-        yield await self.acall(prompt)
 
 
 def test_structured_output_validates_and_asks_again_as_in_process(temporal_target, task_queue):

@@ -26,15 +26,22 @@ RECORDED_QUEUE = 'tw-recorded'
 SCENARIOS = {
     'pair_run': {'model': 'pair', 'tools': ['first', 'second', 'third']},
     'failing_tools': {'model': 'failing', 'tools': ['broken', 'slow']},
+    'structured_output': {'model': 'json', 'advisors': ['person']},
+    'tool_search': {'model': 'searching', 'tools': ['get_weather', 'get_time'], 'loop': 'search'},
+    'streamed_deltas': {'model': 'streaming', 'tools': ['first'], 'deltas': True},
 }
 
 
 def _registry():
-    from durable_app import PlanModel
+    from durable_app import JsonModel, Person, PlanModel, SearchingModel, StreamingModel, get_time, get_weather
+    from toolweave.advisors import ToolSearchToolCallingAdvisor
 
     registry = build_registry()
     registry.add_model('failing', PlanModel(((('broken', '{"x": 1}'), ('slow', '{"x": 2}')),)))
-    return registry
+    registry.add_model('json', JsonModel()).add_output('person', Person)
+    registry.add_model('searching', SearchingModel()).add_tools(get_weather, get_time)
+    registry.add_loop('search', ToolSearchToolCallingAdvisor())
+    return registry.add_model('streaming', StreamingModel())
 
 
 async def _record(target, task_queue, scenario):
