@@ -328,3 +328,25 @@ class JsonModel:
 
     async def stream(self, prompt: Prompt):  # pragma: no cover
         yield await self.acall(prompt)
+
+
+class StrategyModel:
+    """Answers the way the prompt asks (native schema, the ``final_result`` tool, or text): invalid first, then valid."""
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        again = any('did not match' in str(m) or 'Invalid final_result' in str(m) for m in prompt.messages)
+        data = '{"name": "Ada", "age": 36}' if again else '{"name": "Ada", "age": "old"}'
+        usage = Usage(prompt_tokens=len(prompt.messages), completion_tokens=5, total_tokens=len(prompt.messages) + 5)
+        offered = _offered(prompt)
+        if 'final_result' in offered:
+            call = ToolCall(f'out{len(prompt.messages)}', 'function', 'final_result', data)
+            return ChatResponse((Generation(AssistantMessage(None, (call,)), 'tool_calls'),), usage=usage)
+        schema = getattr(prompt.options, 'output_schema', None)
+        text = data if schema is not None else f'Here: {data}'
+        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), usage=usage)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return asyncio.run(self.acall(prompt))
+
+    async def stream(self, prompt: Prompt):  # pragma: no cover
+        yield await self.acall(prompt)

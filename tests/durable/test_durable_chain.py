@@ -20,6 +20,7 @@ from durable_app import (
     Person,
     PlanModel,
     SearchingModel,
+    StrategyModel,
     StreamingModel,
     build_registry,
     first,
@@ -150,6 +151,22 @@ def test_structured_output_validates_and_asks_again_as_in_process(temporal_targe
     durable_model = registry.model('json').model
     assert [len(p.messages) for p in durable_model.prompts[:2]] == [len(p.messages) for p in local.prompts]
     assert durable_model.prompts[0].messages[-1].text == local.prompts[0].messages[-1].text  # format instructions
+
+
+@pytest.mark.parametrize('strategy', ['native', 'tool'])
+def test_structured_output_strategies_as_in_process(temporal_target, task_queue, strategy):
+    registry = build_registry().add_model('m', StrategyModel()).add_output('person', Person, strategy=strategy)
+
+    async def main():
+        async with durable(temporal_target, task_queue, registry) as tw:
+            return await tw.run('who?', model='m', advisors=['person'])
+
+    response = asyncio.run(main())
+    expected = ChatClient.create(StrategyModel()).prompt('who?').response_entity(Person, strategy=strategy)
+    assert expected.entity == Person(name='Ada', age=36)
+    assert Person.model_validate_json(response.text) == expected.entity
+    assert response.usage == expected.chat_response.usage
+    assert response.result.finish_reason == expected.chat_response.result.finish_reason
 
 
 def test_an_advisor_needing_a_thread_is_refused():

@@ -39,6 +39,7 @@ from toolweave.chat.messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from toolweave.chat.options import OutputSchema
 from toolweave.chat.response import ChatResponse, Generation, Usage
 from toolweave.runstate.state import RunState
 
@@ -73,6 +74,7 @@ _CLASSES: dict[str, type[Any]] = {
         events.ApprovalRequested,
         PendingToolCall,
         RunState,
+        OutputSchema,
         Approve,
         Deny,
         DeferredResult,
