@@ -54,7 +54,9 @@ def _in_process_seconds(runs: int) -> float:
     return asyncio.run(main())
 
 
-def _durable_seconds(target: str, runs: int) -> tuple[float, float]:
+def _durable_seconds(target: str, runs: int, *, deltas: bool = False) -> tuple[float, float]:
+    """Best and median seconds of a durable run (``deltas``: its model rounds stream their events by signal)."""
+
     async def main() -> tuple[float, float]:
         client = await connect(target)
         queue = f'bench-{uuid.uuid4().hex[:8]}'
@@ -64,7 +66,7 @@ def _durable_seconds(target: str, runs: int) -> tuple[float, float]:
             times = []
             for _ in range(runs):
                 start = time.perf_counter()
-                await tw.run('go', model='bench', tools=['first', 'third'])
+                await tw.run('go', model='bench', tools=['first', 'third'], deltas=deltas)
                 times.append(time.perf_counter() - start)
         return min(times), sorted(times)[len(times) // 2]
 
@@ -109,6 +111,7 @@ def test_durable_overhead_and_throughput(target: str) -> None:
     """Prints: per-run time in-process and durable (best and median), their ratio; runs/s with 1 and 2 workers."""
     in_process = _in_process_seconds(50)
     durable_best, durable_median = _durable_seconds(target, 15)
+    deltas_best, deltas_median = _durable_seconds(target, 15, deltas=True)
     one = _throughput(target, 1, CONCURRENT)
     two = _throughput(target, 2, CONCURRENT)
     print()
@@ -119,6 +122,10 @@ def test_durable_overhead_and_throughput(target: str) -> None:
     )
     print(
         f'  overhead ratio (best/best)   : {durable_best / in_process:8.0f}x, +{(durable_best - in_process) * 1e3:.1f} ms per run'
+    )
+    print(
+        f'  durable, deltas=True          : {deltas_best * 1e3:8.2f} ms best, {deltas_median * 1e3:.2f} ms median of 15'
+        f' ({deltas_best / durable_best:.2f}x the plain durable run, best/best)'
     )
     print(f'{CONCURRENT} runs started at once:')
     print(f'  1 worker process : {one:6.1f} runs/s')
