@@ -9,6 +9,14 @@ concurrency). Only the I/O changes: a model round is the ``toolweave.model_call`
 manager's tools are proxies whose ``acall`` is the ``toolweave.tool_call`` activity, so a worker that
 dies mid-run loses nothing: Temporal replays the recorded results and runs only what had not finished.
 
+The run is an advisor chain, as ``ChatClient`` builds it: the registered advisors the run names, the
+loop (:class:`_DurableLoop`, at the loop's order) and, last, the model round (:class:`_ModelRound`);
+advisors below the loop's order wrap the whole loop, those above it every round. A
+``ToolSearchToolCallingAdvisor`` loop runs on a copy whose session (:class:`_SessionMirror`) is read
+and written by the ``toolweave.search_session`` activity, its search tool being a tool activity. With
+``deltas``, the model activity streams the round and signals its delta events (``deltas``) before
+its result.
+
 Approvals (:mod:`toolweave.approvals`): when the engine pauses (a tool needs approval, is deferred, or
 raised ``ApprovalRequired``), the workflow waits, holding no worker, until the ``decide`` update brings
 one decision per pending call (checked by its validator: a wrong set is rejected and changes nothing);
