@@ -13,7 +13,7 @@ it. Per-request settings never change the builder's defaults. The terminal model
 
 Run events (:mod:`toolweave.events`): ``call(on_event=handler)``, ``acall(on_event=handler)`` and
 ``stream().events()``. Streams iterate with ``async for`` on your event loop, or with a plain ``for``
-in synchronous code (the stream then runs on a private event loop in a background thread).
+in synchronous code (the stream then runs on a private event loop in that thread, one item at a time).
 
 Paused runs (:mod:`toolweave.approvals`): a run whose tool calls wait for a decision returns a
 response with ``is_paused()`` true, its ``pending_tool_calls()`` and ``run_state()`` (streaming: an
@@ -26,7 +26,6 @@ the store (or, without one, in this process), so a run continues once.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import copy
 import functools
@@ -801,10 +800,10 @@ class _EventQueue(asyncio.Queue['RunEvent | None']):
 class StreamIterator(Generic[_T]):
     """One view of a stream: iterate it with ``async for`` on your event loop, or ``for`` in synchronous code.
 
-    With ``for``, the stream runs on a private event loop in a background thread (as the openai SDK's
-    sync streams run over their own client), one item at a time; leaving the loop early (``break``,
-    an exception, ``close()``) closes the upstream stream, and with it the provider's connection,
-    before the loop exits.
+    With ``for``, the stream runs on a private event loop in the iterating thread (as the openai SDK's
+    sync streams run over their own client), one item at a time: the loop runs only while the next
+    item is awaited. Leaving the loop early (``break``, an exception, ``close()``) closes the upstream
+    stream, and with it the provider's connection, before the loop exits.
     """
 
     def __init__(self, make: Callable[[], AsyncIterator[_T]]) -> None:
@@ -831,7 +830,7 @@ class StreamIterator(Generic[_T]):
             RuntimeError: called from a running event loop, which it would block (there, ``async for``).
         """
         _refuse_in_running_loop('A `for` loop over a stream', 'use `async for` on the running loop')
-        return _iterate_in_thread(self._make)
+        return _iterate_on_private_loop(self._make)
 
 
 def _refuse_in_running_loop(what: str, instead: str) -> None:
@@ -843,34 +842,54 @@ def _refuse_in_running_loop(what: str, instead: str) -> None:
     raise RuntimeError(f'{what} blocks and cannot run inside a running event loop: {instead}')
 
 
-def _iterate_in_thread(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
-    """Pull the items of ``make()`` one by one from a private event loop in a daemon thread."""
-    from toolweave.tools._concurrent import carrying, result_of
+def _iterate_on_private_loop(make: Callable[[], AsyncIterator[_T]]) -> Iterator[_T]:
+    """Pull the items of ``make()`` one by one, running a private event loop in this thread for each.
 
-    runner = _LoopThread()
+    The loop runs only while ``next()`` waits for an item, so nothing of the stream runs ahead of the
+    consumer (as with ``async for``), and no item crosses a thread (a hop per item cost several times a
+    provider stream's own CPU, issue #14). The loop is closed at the end, with what it opened (a
+    model's pooled client for this loop, async generators, the default executor).
+    """
+    from toolweave.tools._concurrent import CarriedError, carrying
+
+    loop = asyncio.new_event_loop()
+    context = contextvars.copy_context()  # every step runs in a copy of the creator's context variables
     items = make()
+    step: asyncio.Task[tuple[bool, _T | None]] | None = None
     try:
         while True:
-            # carried: a tool's KeyboardInterrupt/SystemExit would otherwise stop the private loop's thread
-            future = asyncio.run_coroutine_threadsafe(carrying(_next_item(items)), runner.loop)
+            # carried: a tool's KeyboardInterrupt/SystemExit leaves the step as itself, not through the loop
+            step = loop.create_task(carrying(_next_item(items)), context=context.copy())
             try:
-                done, item = result_of(future)
-            except BaseException:  # the stream's own error, or e.g. KeyboardInterrupt while waiting
-                future.cancel()
-                concurrent.futures.wait([future], timeout=_CLOSE_TIMEOUT)
-                raise
+                done, item = loop.run_until_complete(step)
+            except CarriedError as carried:
+                raise carried.error from None
             if done:
                 return
             yield cast(_T, item)
     finally:
+        _close_private_loop(loop, items, step)
+
+
+def _close_private_loop(
+    loop: asyncio.AbstractEventLoop, items: AsyncIterator[Any], step: asyncio.Future[Any] | None
+) -> None:
+    """Stop an interrupted ``step`` (e.g. KeyboardInterrupt while waiting), close ``items``, then ``loop``."""
+    try:
+        if step is not None and not step.done():
+            step.cancel()
+            loop.run_until_complete(asyncio.wait([step], timeout=_CLOSE_TIMEOUT))
+        loop.run_until_complete(asyncio.wait_for(_aclose(items), _CLOSE_TIMEOUT))
+    finally:
         try:
-            asyncio.run_coroutine_threadsafe(_aclose(items), runner.loop).result(_CLOSE_TIMEOUT)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
         finally:
-            runner.stop()
+            loop.close()
 
 
 class _LoopThread:
-    """A private event loop running in a daemon thread, in a copy of the creator's context variables."""
+    """A private event loop running in a daemon thread, in a copy of the creator's context variables (MCP sessions)."""
 
     def __init__(self, name: str = 'toolweave-stream') -> None:
         self.loop = asyncio.new_event_loop()
