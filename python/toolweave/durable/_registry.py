@@ -22,7 +22,14 @@ from typing import Any, TypeVar
 
 from temporalio.common import RetryPolicy as TemporalRetryPolicy
 
-from toolweave.advisors.api import HIGHEST_PRECEDENCE, Advisor, CallAdvisor, ChatClientRequest, ChatClientResponse
+from toolweave.advisors.api import (
+    HIGHEST_PRECEDENCE,
+    Advisor,
+    CallAdvisor,
+    CallAdvisorChain,
+    ChatClientRequest,
+    ChatClientResponse,
+)
 from toolweave.advisors.structured_output import StructuredOutputAdvisor
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
 from toolweave.chat.model import ChatModel
@@ -314,20 +321,16 @@ class _Prepare(CallAdvisor):
         """Outermost: the whole run's prompt."""
         return HIGHEST_PRECEDENCE + 1
 
-    def advise_call(self, request: ChatClientRequest, chain: Any) -> ChatClientResponse:
+    def advise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """The request with the output asked for, down the chain."""
-        next_call: Any = chain.next_call
-        response: ChatClientResponse = next_call(
-            request.with_prompt(prepare(request.prompt, self.output, self.strategy))
-        )
-        return response
+        return chain.next_call(self._asking(request))
 
-    async def aadvise_call(self, request: ChatClientRequest, chain: Any) -> ChatClientResponse:
+    async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """Async :meth:`advise_call`."""
-        response: ChatClientResponse = await chain.anext_call(
-            request.with_prompt(prepare(request.prompt, self.output, self.strategy))
-        )
-        return response
+        return await chain.anext_call(self._asking(request))
+
+    def _asking(self, request: ChatClientRequest) -> ChatClientRequest:
+        return request.with_prompt(prepare(request.prompt, self.output, self.strategy))
 
 
 def _check_advisor(advisor: object) -> None:
