@@ -432,3 +432,122 @@ def test_write_arguments_results(capsys: pytest.CaptureFixture[str]) -> None:
     lines = write_section(rows, summary)
     with capsys.disabled():
         print('\n' + '\n'.join(lines[1:-1]))
+
+
+COLD_ROUNDS = 20
+COLD_SCRIPT = """
+import enum, time
+from typing import Annotated, Optional
+import pydantic
+from toolweave.tools import ToolParam
+{imports}
+
+class Tag(str, enum.Enum):
+    A = 'alpha'
+    B = 'beta'
+    C = 'gamma'
+
+class Address(pydantic.BaseModel):
+    street: str
+    city: str
+    zip_code: Optional[str] = None
+
+def six(
+    city: Annotated[str, ToolParam(description='City name')],
+    tags: list[Tag],
+    address: Address,
+    days: Annotated[int, ToolParam(description='Number of days')] = 3,
+    unit: Optional[str] = None,
+    note: Annotated[str, pydantic.Field(description='Free text')] = '',
+) -> str:
+    return ''
+
+start = time.process_time()
+{statement}
+print(time.process_time() - start)
+"""
+COLD_CASES = {
+    'pydantic TypeAdapter(fn).json_schema(), first in a fresh interpreter': (
+        'from pydantic import TypeAdapter',
+        'TypeAdapter(six).json_schema()',
+    ),
+    'toolweave first @tool, fresh interpreter (toolweave.tools.schema imported before)': (
+        'from toolweave import tool\nimport toolweave.tools.schema',
+        'tool(six)',
+    ),
+    'toolweave first @tool, fresh interpreter, with the modules it imports': (
+        'from toolweave import tool',
+        'tool(six)',
+    ),
+}
+"""The same 6-parameter function as :func:`six`, its schema made first thing in a new interpreter."""
+SCHEMA_START, SCHEMA_END = '<!-- schema: start -->', '<!-- schema: end -->'
+
+
+def cold_table() -> dict[str, tuple[float, float]]:
+    """Per case: best and median CPU seconds of the timed statement over ``COLD_ROUNDS`` interleaved fresh interpreters.
+
+    The interpreters write and then use bytecode; with ``TOOLWEAVE_BENCH_BASELINE`` set, the toolweave
+    cases run against that package too (see benches/test_bench_import.py).
+    """
+    import os
+    import statistics
+    import subprocess
+    import sys
+
+    from test_bench_import import BASELINE, CHILD_ENV
+
+    rows = {name: (case, CHILD_ENV) for name, case in COLD_CASES.items()}
+    if BASELINE:
+        env = {**CHILD_ENV, 'PYTHONPATH': os.pathsep.join(filter(None, [BASELINE, os.environ.get('PYTHONPATH')]))}
+        rows.update({f'{name} (baseline)': (case, env) for name, case in COLD_CASES.items() if 'toolweave' in name})
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(COLD_ROUNDS):
+        for name, ((imports, statement), env) in rows.items():
+            code = COLD_SCRIPT.format(imports=imports, statement=statement)
+            done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
+            times[name].append(float(done.stdout))
+    return {name: (min(t), statistics.median(t)) for name, t in times.items()}
+
+
+def test_cold_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """Cold schema target (issue #14): the first ``@tool`` no slower than pydantic's ``TypeAdapter`` cold; cached < 5 us."""
+    import sys
+
+    from test_bench_import import replace_section
+
+    cold = cold_table()
+    warm = schema_table()['schema of a 6-parameter function']
+    floor_best, floor_median = cold['pydantic TypeAdapter(fn).json_schema(), first in a fresh interpreter']
+    lines = [
+        '| case | best CPU | median CPU | best / TypeAdapter best | median / TypeAdapter median |',
+        '|---|---:|---:|---:|---:|',
+    ]
+    for name, (best, median) in cold.items():
+        lines.append(
+            f'| {name} | {_shown(best)} | {_shown(median)} | {best / floor_best:.2f}x | {median / floor_median:.2f}x |'
+        )
+    ta = warm['pydantic TypeAdapter(fn).json_schema() cold']
+    warm_lines = ['| in one process (interleaved, median CPU) | time | ratio to TypeAdapter(fn) |', '|---|---:|---:|']
+    warm_lines += [f'| {name} | {_shown(t)} | {t / ta:.2f}x |' for name, t in warm.items()]
+    with capsys.disabled():
+        print('\n' + '\n'.join(lines) + '\n\n' + '\n'.join(warm_lines))
+    if any('benchmark-enable' in a for a in sys.argv):
+        replace_section(
+            SCHEMA_START,
+            SCHEMA_END,
+            [
+                '## Cold schema of a 6-parameter function',
+                '',
+                'One run of benches/test_bench_schema.py::test_cold_schema. Target: the first `@tool` no slower than',
+                "pydantic's `TypeAdapter(fn).json_schema()` cold; cached under 5 us. Fresh interpreters: the CPU time",
+                f'of the one statement, {COLD_ROUNDS} interleaved rounds (pydantic and the function defined before).',
+                '',
+                *lines,
+                '',
+                '"toolweave cold" below is the uncached generation in a warm process (`_function_schema` without its',
+                "cache); pydantic's row builds a new `TypeAdapter` each time.",
+                '',
+                *warm_lines,
+            ],
+        )
