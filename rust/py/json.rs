@@ -1,4 +1,5 @@
-//! `parse_arguments` and the shared JSON -> Python conversion.
+//! `parse_arguments` for Python: the readings of [`modes`] with Python objects built by jiter, and the
+//! argument conversions (`str`, `bytes`, `dict`; `mode`; `max_depth`).
 
 use jiter::{FloatMode, PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -7,6 +8,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 
 use crate::errors::CoreError;
 use crate::json;
+use crate::json::modes::{self, Build, Parsed};
+pub(crate) use crate::json::Mode;
 
 /// Strict JSON straight to Python objects; short strings (keys and values, 2 to 63 bytes) come from
 /// jiter's string cache, as `jiter.from_json` does by default.
@@ -42,48 +45,38 @@ fn kind_of(v: &Bound<'_, PyAny>) -> &'static str {
     }
 }
 
-/// [`json::deeper_than`] for text jiter's parser accepted: its own limit is `MAX_DEPTH`, so only a
-/// lower one needs the scan.
-fn deeper_than_parsed(text: &str, max_depth: usize) -> Option<usize> {
-    (max_depth < json::MAX_DEPTH)
-        .then(|| json::deeper_than(text.as_bytes(), max_depth))
-        .flatten()
-}
+/// The Python builder of [`modes`]: jiter's [`PARSER`] straight to Python objects; text-only work
+/// on long texts runs with the GIL released.
+struct Objects<'py>(Python<'py>);
 
-fn parse_str<'py>(
-    py: Python<'py>,
-    text: &str,
-    max_depth: usize,
-) -> Result<Bound<'py, PyDict>, CoreError> {
-    if json::is_blank(text.as_bytes()) {
-        return Ok(PyDict::new(py));
-    }
-    match loads(py, text.as_bytes()) {
-        Ok(v) => {
-            if let Some(pos) = deeper_than_parsed(text, max_depth) {
-                return Err(json::make_error(text, pos, &json::depth_reason(max_depth)));
-            }
-            match v.cast_into::<PyDict>() {
-                Ok(d) => Ok(d),
-                Err(e) => Err(json::not_an_object(text, kind_of(&e.into_inner()))),
+impl<'py> Build for Objects<'py> {
+    type Object = Bound<'py, PyDict>;
+
+    fn parse(&self, text: &str) -> Result<Parsed<Self::Object>, usize> {
+        let value = loads(self.0, text.as_bytes()).map_err(|e| e.index)?;
+        match value.cast_into::<PyDict>() {
+            Ok(d) => Ok(Parsed::Object(d)),
+            Err(e) => {
+                let value = e.into_inner();
+                Ok(match value.cast::<PyString>().map(|s| s.to_str()) {
+                    Ok(Ok(s)) => Parsed::Str(s.to_owned()),
+                    _ => Parsed::Other(kind_of(&value)),
+                })
             }
         }
-        Err(e) => {
-            let err = if text.len() >= DETACH_BYTES {
-                py.detach(|| json::error_within(text, e.index, max_depth))
-            } else {
-                json::error_within(text, e.index, max_depth)
-            };
-            Err(err)
+    }
+
+    fn empty(&self) -> Self::Object {
+        PyDict::new(self.0)
+    }
+
+    fn work<T: Send>(&self, text: &str, f: impl Fn(&str) -> T + Send + Sync) -> T {
+        if text.len() >= DETACH_BYTES {
+            self.0.detach(|| f(text))
+        } else {
+            f(text)
         }
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Strict,
-    Partial,
-    Lenient,
 }
 
 fn mode_of(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
@@ -91,11 +84,8 @@ fn mode_of(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
         return Ok(Mode::Strict);
     };
     if let Ok(s) = m.cast::<PyString>() {
-        match s.to_str() {
-            Ok("strict") => return Ok(Mode::Strict),
-            Ok("partial") => return Ok(Mode::Partial),
-            Ok("lenient") => return Ok(Mode::Lenient),
-            _ => {}
+        if let Some(mode) = s.to_str().ok().and_then(Mode::from_name) {
+            return Ok(mode);
         }
     }
     Err(PyValueError::new_err(format!(
@@ -104,137 +94,14 @@ fn mode_of(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Mode> {
     )))
 }
 
-/// `text` as an object if it parses strictly to one nested at most `max_depth` levels deep.
-fn try_object<'py>(py: Python<'py>, text: &str, max_depth: usize) -> Option<Bound<'py, PyDict>> {
-    let d = loads(py, text.as_bytes())
-        .ok()?
-        .cast_into::<PyDict>()
-        .ok()?;
-    deeper_than_parsed(text, max_depth).is_none().then_some(d)
-}
-
-/// `f(text)`, with the GIL released for long texts.
-fn detached<T: Send>(py: Python<'_>, text: &str, f: impl Fn(&str) -> T + Send + Sync) -> T {
-    if text.len() >= DETACH_BYTES {
-        py.detach(|| f(text))
-    } else {
-        f(text)
-    }
-}
-
-/// Parse in `mode` with values nested at most `max_depth` (1 ..= 200) levels deep.
+/// Read `text` in `mode` ([`modes::parse`]) with values nested at most `max_depth` (1 ..= 200) levels deep.
 pub(crate) fn parse_mode<'py>(
     py: Python<'py>,
     text: &str,
     mode: Mode,
     max_depth: usize,
 ) -> Result<Bound<'py, PyDict>, CoreError> {
-    if mode == Mode::Strict || json::is_blank(text.as_bytes()) {
-        return parse_str(py, text, max_depth);
-    }
-    if mode == Mode::Lenient {
-        if let Some(d) = lenient(py, text, max_depth)? {
-            return Ok(d);
-        }
-    } else if json::partial::may_be_complete(text) {
-        // A whole object (the last fragment has arrived) reads the same strictly: one parse.
-        if let Some(d) = try_object(py, text, max_depth) {
-            return Ok(d);
-        }
-    }
-    // Partial, or lenient without a repair: the text as a truncated prefix (`{"a": 1, "b": tr` -> `{"a": 1}`).
-    let completed = detached(py, text, json::partial::complete_partial);
-    if let Some(d) = completed.and_then(|c| try_object(py, &c, max_depth)) {
-        return Ok(d);
-    }
-    parse_str(py, text, max_depth) // raises the strict error of the original text
-}
-
-/// Lenient mode before the truncated-prefix reading: a valid object as it is; a JSON string whose
-/// content parses (leniently) to an object, unwrapped (double-encoded arguments); else the repair,
-/// its objects back to back merged ([`merge`]). `None`: none of these gives an object.
-fn lenient<'py>(
-    py: Python<'py>,
-    text: &str,
-    max_depth: usize,
-) -> Result<Option<Bound<'py, PyDict>>, CoreError> {
-    if let Ok(value) = loads(py, text.as_bytes()) {
-        if let Ok(s) = value.cast::<PyString>() {
-            let inner = s.to_str().ok();
-            if let Some(d) = inner.and_then(|t| parse_mode(py, t, Mode::Lenient, max_depth).ok()) {
-                return Ok(Some(d));
-            }
-        } else if let Ok(d) = value.cast_into::<PyDict>() {
-            if deeper_than_parsed(text, max_depth).is_none() {
-                return Ok(Some(d));
-            }
-        }
-    }
-    let Some(objects) = detached(py, text, json::partial::repair) else {
-        return Ok(None);
-    };
-    let mut merged: Option<Bound<'py, PyDict>> = None;
-    for (at, object) in objects {
-        let Some(d) = try_object(py, &object, max_depth) else {
-            return Ok(None);
-        };
-        match &merged {
-            None => merged = Some(d),
-            Some(m) => merge(m, &d).map_err(|keys| json::make_error(text, at, &clash(&keys)))?,
-        }
-    }
-    Ok(merged)
-}
-
-/// Add the members of `more` (an object that followed `into` back to back) to `into`; `Err` with
-/// the keys `more` gives another value ([`same`]), leaving `into` unchanged.
-fn merge(into: &Bound<'_, PyDict>, more: &Bound<'_, PyDict>) -> Result<(), Vec<String>> {
-    let mut clashes = Vec::new();
-    for (key, value) in more.iter() {
-        if let Ok(Some(old)) = into.get_item(&key) {
-            if !same(&old, &value) {
-                clashes.push(key.extract::<String>().unwrap_or_default());
-            }
-        }
-    }
-    if clashes.is_empty() {
-        into.update(more.as_mapping()).map_err(|_| clashes)
-    } else {
-        Err(clashes)
-    }
-}
-
-/// Equal JSON values of the same types all the way down (`1`, `1.0` and `true` differ).
-fn same(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> bool {
-    if !a.get_type().is(b.get_type()) {
-        return false;
-    }
-    if let (Ok(x), Ok(y)) = (a.cast::<PyDict>(), b.cast::<PyDict>()) {
-        return x.len() == y.len()
-            && x.iter()
-                .all(|(k, v)| matches!(y.get_item(&k), Ok(Some(w)) if same(&v, &w)));
-    }
-    if let (Ok(x), Ok(y)) = (a.cast::<PyList>(), b.cast::<PyList>()) {
-        return x.len() == y.len() && x.iter().zip(y.iter()).all(|(v, w)| same(&v, &w));
-    }
-    a.eq(b).unwrap_or(false)
-}
-
-/// The error reason for objects back to back that disagree on `keys`.
-fn clash(keys: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut named: Vec<String> = keys
-        .iter()
-        .take(SHOWN)
-        .map(|k| serde_json::to_string(k).unwrap_or_default())
-        .collect();
-    if keys.len() > SHOWN {
-        named.push(format!("and {} more", keys.len() - SHOWN));
-    }
-    format!(
-        "JSON objects back to back give different values for {}: merging them would lose one",
-        named.join(", ")
-    )
+    modes::parse(&Objects(py), text, mode, max_depth)
 }
 
 /// A `max_depth` argument: an `int` in `1 ..= 200` (not a `bool`); `None` means 200.
