@@ -25,7 +25,6 @@ the store (or, without one, in this process), so a run continues once.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import copy
 import functools
@@ -43,7 +42,9 @@ from toolweave.chat.prompt import Prompt
 from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
 from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState
 
-if TYPE_CHECKING:  # the loop engine, tool binding, events and structured output load on first use (issue #14)
+if TYPE_CHECKING:  # asyncio, the loop engine, tool binding, events and structured output load on first use (#14)
+    import asyncio
+
     from toolweave.advisors.chain import DefaultAroundAdvisorChain
     from toolweave.advisors.structured_output import StructuredOutputAdvisor
     from toolweave.advisors.tool_calling import ToolCallingAdvisor
@@ -759,9 +760,12 @@ class StreamResponse:
             await _aclose(responses)
 
     async def _events(self) -> AsyncIterator[RunEvent]:
+        import asyncio
+
         from toolweave.tools._concurrent import carrying
 
         queue = _EventQueue()
+        events = queue.events
         responses = self._responses(queue)
 
         async def run() -> None:
@@ -774,11 +778,11 @@ class StreamResponse:
         # the run goes on (tools too) while the consumer waits for events; a tool's KeyboardInterrupt or
         # SystemExit is carried to the consumer instead of stopping the event loop from inside the task
         task = asyncio.ensure_future(carrying(run()))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
+        task.add_done_callback(lambda _: events.put_nowait(None))
         try:
-            while (event := await queue.get()) is not None:
+            while (event := await events.get()) is not None:
                 yield event
-                queue.task_done()  # the consumer is back: this event was handled
+                events.task_done()  # the consumer is back: this event was handled
             _raise_error_of(task)  # the run's error, after the events before it
         finally:
             if not task.done():
@@ -786,15 +790,20 @@ class StreamResponse:
                 await asyncio.wait([task], timeout=_CLOSE_TIMEOUT)
 
 
-class _EventQueue(asyncio.Queue['RunEvent | None']):
+class _EventQueue:
     """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk."""
 
+    def __init__(self) -> None:
+        import asyncio
+
+        self.events: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+
     def __call__(self, event: RunEvent) -> None:
-        self.put_nowait(event)
+        self.events.put_nowait(event)
 
     async def drained(self) -> None:
         """Return once the consumer has handled every event so far."""
-        await self.join()
+        await self.events.join()
 
 
 class StreamIterator(Generic[_T]):
@@ -835,6 +844,8 @@ class StreamIterator(Generic[_T]):
 
 def _refuse_in_running_loop(what: str, instead: str) -> None:
     """Raise ``RuntimeError`` when called on a thread whose event loop is running (blocking there stalls it)."""
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -850,6 +861,8 @@ def _iterate_on_private_loop(make: Callable[[], AsyncIterator[_T]]) -> Iterator[
     provider stream's own CPU, issue #14). The loop is closed at the end, with what it opened (a
     model's pooled client for this loop, async generators, the default executor).
     """
+    import asyncio
+
     from toolweave.tools._concurrent import CarriedError, carrying
 
     loop = asyncio.new_event_loop()
@@ -875,6 +888,8 @@ def _close_private_loop(
     loop: asyncio.AbstractEventLoop, items: AsyncIterator[Any], step: asyncio.Future[Any] | None
 ) -> None:
     """Stop an interrupted ``step`` (e.g. KeyboardInterrupt while waiting), close ``items``, then ``loop``."""
+    import asyncio
+
     try:
         if step is not None and not step.done():
             step.cancel()
@@ -892,12 +907,16 @@ class _LoopThread:
     """A private event loop running in a daemon thread, in a copy of the creator's context variables (MCP sessions)."""
 
     def __init__(self, name: str = 'toolweave-stream') -> None:
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
         context = contextvars.copy_context()
         self._thread = threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        import asyncio
+
         asyncio.set_event_loop(self.loop)
         try:
             self.loop.run_forever()

@@ -9,13 +9,15 @@ may change the request, calls ``chain.next_call`` (or not), and may change the r
 from __future__ import annotations
 
 import abc
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from toolweave.chat.prompt import Prompt
 from toolweave.chat.response import ChatResponse
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     'HIGHEST_PRECEDENCE',
@@ -133,6 +135,8 @@ class CallAdvisor(Advisor):
 
     async def aadvise_call(self, request: ChatClientRequest, chain: CallAdvisorChain) -> ChatClientResponse:
         """Async form; the default runs :meth:`advise_call` in a worker thread, bridging the chain back to the loop."""
+        import asyncio  # not at import: `from toolweave import ChatClient` does not load asyncio (issue #14)
+
         loop = asyncio.get_running_loop()
         return await asyncio.to_thread(self.advise_call, request, _ThreadBridge(chain, loop))
 
@@ -194,6 +198,8 @@ class _ThreadBridge:
         self._loop = loop
 
     def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(self._chain.anext_call(request), self._loop).result()
 
     async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
