@@ -765,7 +765,6 @@ class StreamResponse:
         from toolweave.tools._concurrent import carrying
 
         queue = _EventQueue()
-        events = queue.events
         responses = self._responses(queue)
 
         async def run() -> None:
@@ -778,11 +777,11 @@ class StreamResponse:
         # the run goes on (tools too) while the consumer waits for events; a tool's KeyboardInterrupt or
         # SystemExit is carried to the consumer instead of stopping the event loop from inside the task
         task = asyncio.ensure_future(carrying(run()))
-        task.add_done_callback(lambda _: events.put_nowait(None))
+        task.add_done_callback(lambda _: queue.put(None))
         try:
-            while (event := await events.get()) is not None:
+            while (event := await queue.get()) is not None:
                 yield event
-                events.task_done()  # the consumer is back: this event was handled
+                queue.handled()  # the consumer is back: this event was handled
             _raise_error_of(task)  # the run's error, after the events before it
         finally:
             if not task.done():
@@ -791,19 +790,55 @@ class StreamResponse:
 
 
 class _EventQueue:
-    """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk."""
+    """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk.
+
+    A deque and two futures (the waiting consumer's, the waiting run's) on the stream's loop, used from
+    that loop only: an ``asyncio.Queue`` with ``join()`` did the same with several times the work per event.
+    """
 
     def __init__(self) -> None:
-        import asyncio
+        from collections import deque
 
-        self.events: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        self._items: deque[RunEvent | None] = deque()
+        self._unhandled = 0
+        self._getter: asyncio.Future[None] | None = None
+        self._drained: asyncio.Future[None] | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        self.events.put_nowait(event)
+        self.put(event)
+
+    def put(self, item: RunEvent | None) -> None:
+        """Queue an event (``None``: the run ended) and wake the consumer if it waits."""
+        self._items.append(item)
+        if item is not None:
+            self._unhandled += 1
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
+
+    async def get(self) -> RunEvent | None:
+        """The next event (waits for one), ``None`` once the run ended."""
+        import asyncio
+
+        while not self._items:
+            self._getter = asyncio.get_running_loop().create_future()
+            await self._getter
+        return self._items.popleft()
+
+    def handled(self) -> None:
+        """The consumer is done with one event; wakes :meth:`drained` when none is left."""
+        self._unhandled -= 1
+        drained = self._drained
+        if self._unhandled == 0 and drained is not None and not drained.done():
+            drained.set_result(None)
 
     async def drained(self) -> None:
         """Return once the consumer has handled every event so far."""
-        await self.events.join()
+        import asyncio
+
+        while self._unhandled:
+            self._drained = asyncio.get_running_loop().create_future()
+            await self._drained
 
 
 class StreamIterator(Generic[_T]):
