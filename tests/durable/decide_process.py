@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
 from toolweave.approvals import Approve
@@ -18,8 +17,4 @@ async def main(target: str, task_queue: str, run_id: str) -> None:
 
 
 if __name__ == '__main__':
-    asyncio.run(main(*sys.argv[1:4]))
-    # The decisions are sent and the names printed (flushed). temporalio's core runtime threads can abort the
-    # interpreter's finalization of a short-lived client ("PyGILState_Release: thread state must be current",
-    # SIGABRT), seen once in CI: leave without finalizing.
-    os._exit(0)
+    asyncio.run(main(*sys.argv[1:4]))  # exits cleanly: connect() collects the client's cycles at exit
