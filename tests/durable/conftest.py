@@ -60,10 +60,10 @@ class WorkerProcess:
         )
         line = self.process.stdout.readline() if self.process.stdout else ''
         if line.strip() != 'ready':
+            self.process.kill()
+            errors = self.process.stderr.read() if self.process.stderr else ''
             self.stop()
-            raise RuntimeError(
-                f'worker did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ""}'
-            )
+            raise RuntimeError(f'worker did not start: {line!r} {errors}')
 
     @property
     def pid(self) -> int:

@@ -83,7 +83,7 @@ from toolweave.durable._records import (
     ToolInvocation,
     ToolOutcome,
 )
-from toolweave.durable._registry import DurableRegistry, registry_for
+from toolweave.durable._registry import NON_RETRYABLE, DurableRegistry, registry_for
 from toolweave.events import (
     ON_EVENT_CONTEXT_KEY,
     ApprovalRequested,
@@ -111,6 +111,8 @@ __all__ = ['WORKFLOW_NAME', 'RemoteToolError', 'ToolweaveRun']
 
 WORKFLOW_NAME = 'toolweave.run'
 _MEMORY_TIMEOUT = timedelta(seconds=60)
+_SEARCH_RETRY = TemporalRetryPolicy(maximum_attempts=3, non_retryable_error_types=list(NON_RETRYABLE))
+"""A search call lost with its worker is run again (searching twice finds the same tools)."""
 
 
 class RemoteToolError(Exception):
@@ -247,7 +249,7 @@ class ToolweaveRun:
             timeout,
             bound,
             registry,
-            TemporalRetryPolicy(maximum_attempts=1),
+            _SEARCH_RETRY,
             self._durations,
             scope,
         )
