@@ -502,9 +502,13 @@ class ChatClientRequestSpec:
         merged as the provider merges them (the request's tools, or else the defaults'; tool context
         key by key, the request's winning), so the tools the model is sent are the tools the loop runs.
         """
-        base = self._options or ChatOptions()
-        values = {f.name: getattr(base, f.name) for f in fields(base)}
-        options = ToolCallingChatOptions(**values) if not isinstance(base, ToolCallingChatOptions) else base
+        base = self._options
+        if isinstance(base, ToolCallingChatOptions):
+            options = base
+        elif base is None:
+            options = ToolCallingChatOptions()
+        else:
+            options = ToolCallingChatOptions(**{f.name: getattr(base, f.name) for f in fields(base)})
         callbacks = (*options.tool_callbacks, *_callbacks_of(self._tools))
         names = options.tool_names
         context = {**options.tool_context, **self._tool_context}
@@ -524,8 +528,8 @@ class ChatClientRequestSpec:
             names = ', '.join(f'{type(a).__name__} (order {a.order})' for a in tool_advisors)
             raise ValueError(f'Only one ToolCallingAdvisor is allowed on a chain, found {len(tool_advisors)}: {names}')
         if not tool_advisors and self._defaults.auto_tool_advisor:
-            template = self._defaults.tool_calling_advisor or ToolCallingAdvisor()
-            advisors.append(template.copy())
+            template = self._defaults.tool_calling_advisor
+            advisors.append(template.copy() if template is not None else ToolCallingAdvisor())
         for index, advisor in enumerate(advisors):
             if isinstance(advisor, ToolCallingAdvisor) and _memory_below(advisor, advisors):
                 advisors[index] = advisor.copy(conversation_history_enabled=False)
@@ -781,7 +785,7 @@ class StreamResponse:
         try:
             while (event := await queue.get()) is not None:
                 yield event
-                queue.handled()  # the consumer is back: this event was handled
+                queue.handled(event)  # the consumer is back: this event was handled
             _raise_error_of(task)  # the run's error, after the events before it
         finally:
             if not task.done():
@@ -790,17 +794,24 @@ class StreamResponse:
 
 
 class _EventQueue:
-    """The events of a stream on their way to ``events()``; the loop waits for them to be handled after each chunk.
+    """The events of a stream on their way to ``events()``, and the pacing of the run that emits them.
 
-    A deque and two futures (the waiting consumer's, the waiting run's) on the stream's loop, used from
-    that loop only: an ``asyncio.Queue`` with ``join()`` did the same with several times the work per event.
+    The loop awaits :meth:`drained` after each chunk's events; it waits until the consumer has handled
+    every event holding a live value (a :class:`~toolweave.events.ToolCallArgumentsDelta`, whose
+    ``partial`` the next fragment updates in place), and never lets more than :data:`_EVENTS_AHEAD`
+    events wait. Other events (text) go on without a hand-off per chunk, so the consumer takes them in
+    batches. A deque and two futures on the stream's loop, used from that loop only.
     """
 
     def __init__(self) -> None:
         from collections import deque
 
+        from toolweave.events import ToolCallArgumentsDelta
+
+        self._live_kind = ToolCallArgumentsDelta
         self._items: deque[RunEvent | None] = deque()
         self._unhandled = 0
+        self._live = 0  # unhandled events holding a live value
         self._getter: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
 
@@ -812,6 +823,7 @@ class _EventQueue:
         self._items.append(item)
         if item is not None:
             self._unhandled += 1
+            self._live += type(item) is self._live_kind
         getter = self._getter
         if getter is not None and not getter.done():
             getter.set_result(None)
@@ -825,20 +837,28 @@ class _EventQueue:
             await self._getter
         return self._items.popleft()
 
-    def handled(self) -> None:
-        """The consumer is done with one event; wakes :meth:`drained` when none is left."""
+    def handled(self, event: RunEvent) -> None:
+        """The consumer is done with ``event``; wakes :meth:`drained` when the run may go on."""
         self._unhandled -= 1
+        self._live -= type(event) is self._live_kind
         drained = self._drained
-        if self._unhandled == 0 and drained is not None and not drained.done():
+        if drained is not None and not drained.done() and not self._behind():
             drained.set_result(None)
 
+    def _behind(self) -> bool:
+        return self._live > 0 or self._unhandled >= _EVENTS_AHEAD
+
     async def drained(self) -> None:
-        """Return once the consumer has handled every event so far."""
+        """Return once the consumer has handled every live event so far and fewer than ``_EVENTS_AHEAD`` wait."""
         import asyncio
 
-        while self._unhandled:
+        while self._behind():
             self._drained = asyncio.get_running_loop().create_future()
             await self._drained
+
+
+_EVENTS_AHEAD = 64
+"""Most events a run emits before ``stream().events()``'s consumer has handled them (see ``_EventQueue``)."""
 
 
 class StreamIterator(Generic[_T]):
