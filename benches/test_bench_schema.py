@@ -436,7 +436,7 @@ def test_write_arguments_results(capsys: pytest.CaptureFixture[str]) -> None:
 
 COLD_ROUNDS = 20
 COLD_SCRIPT = """
-import enum, gc, time
+import enum, time
 from typing import Annotated, Optional
 import pydantic
 from toolweave.tools import ToolParam
@@ -462,15 +462,13 @@ def six(
 ) -> str:
     return ''
 
-gc.collect()
-gc.disable()  # a collection falling due during the statement would depend on what the process imported
 start = time.process_time()
 {statement}
 print(time.process_time() - start)
 """
 COLD_CASES = {
     'pydantic TypeAdapter(fn).json_schema(), first in a fresh interpreter': (
-        'from pydantic import TypeAdapter\nimport toolweave.tools.schema',  # the same modules loaded as the next row
+        'from pydantic import TypeAdapter',
         'TypeAdapter(six).json_schema()',
     ),
     'toolweave first @tool, fresh interpreter (toolweave.tools.schema imported before)': (
@@ -482,7 +480,7 @@ COLD_CASES = {
         'tool(six)',
     ),
 }
-"""The same 6-parameter function as :func:`six`, its schema made first thing in a new interpreter (garbage collector off)."""
+"""The same 6-parameter function as :func:`six`, its schema made first thing in a new interpreter."""
 SCHEMA_START, SCHEMA_END = '<!-- schema: start -->', '<!-- schema: end -->'
 
 

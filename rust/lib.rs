@@ -1,10 +1,12 @@
 //! Rust core of toolweave.
 //!
-//! The pure modules ([`stream`], [`json`], [`schema`], [`usage`], [`errors`]) never touch Python, so
-//! `cargo test --no-default-features` runs without an interpreter. `py` (feature `python`, on by
-//! default) is the only place that knows about PyO3.
+//! The pure modules ([`stream`], [`json`], [`incremental`], [`schema`], [`usage`], [`errors`])
+//! never touch Python, so `cargo test --no-default-features` (and the fuzz targets) run without an
+//! interpreter. `py` (feature `python`, on by default) is the only place that knows about PyO3: it
+//! converts arguments and results, nothing more.
 
 pub mod errors;
+pub mod incremental;
 pub mod json;
 pub mod schema;
 pub mod stream;

@@ -59,7 +59,8 @@ pub struct UsageAccumulator {
     rounds: usize,
 }
 
-fn join(path: &str, key: &str) -> String {
+/// The path of `key` in the mapping at `path` (`""`: the top level), as error messages show it.
+pub fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

@@ -1,5 +1,6 @@
-//! Any bytes, split anywhere, fed to every stream format: never a panic, and the aggregate never
-//! depends on how the input was split.
+//! Any bytes, split anywhere, fed to every stream format: never a panic, and the aggregate (the
+//! whole `StreamAggregator::result()` shape and every tool call's arguments) never depends on how
+//! the input was split.
 #![no_main]
 
 use _core::stream::{Limits, StreamAggregator, SUPPORTED_FORMATS};
@@ -13,8 +14,11 @@ fn run(format: &str, pieces: &[&[u8]], limits: Limits) -> (usize, String) {
         agg.feed(p, &mut |_, _| outcomes += 1);
     }
     agg.finish(&mut |_, _| outcomes += 1);
-    let (text, reasoning) = agg.text_and_reasoning();
-    (outcomes, format!("{text}\u{0}{reasoning}\u{0}{:?}", agg.chunks()))
+    let calls = agg.result().tool_calls.len();
+    let arguments: Vec<_> = (0..calls)
+        .map(|i| agg.call_arguments(i).map(|(a, whole, _)| (a.to_string(), whole)))
+        .collect();
+    (outcomes, format!("{:?}\u{0}{arguments:?}", agg.result()))
 }
 
 fuzz_target!(|data: &[u8]| {

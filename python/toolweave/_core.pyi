@@ -51,7 +51,7 @@ class StreamAggregator:
             ``'openai-responses'`` (Responses API SSE), ``'anthropic'`` (Messages API SSE),
             ``'gemini'`` (``streamGenerateContent?alt=sse``) or ``'ollama'`` (native ``/api/chat``
             NDJSON: one JSON object per line). Another string raises ``ValueError``, a non-string
-            ``TypeError``. The per-format rules are in ``toolweave._reference.formats``.
+            ``TypeError``. The per-format rules are in ``toolweave._reference.stream.formats``.
         max_event_bytes: Largest event (its data, or its unfinished line) in bytes (default
             16 MiB). A larger one raises ``StreamFormatError`` (``event`` 0) and is skipped up to
             its end, so memory stays bounded; ``None`` means the default.

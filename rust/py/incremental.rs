@@ -1,10 +1,6 @@
-//! Incremental partial parsing of a growing tool-call argument text: `PartialArguments` and
-//! `StreamAggregator.partial_arguments`.
-//!
-//! The argument text of a streamed tool call only grows, and a caller wants its partial value
-//! after every fragment. Re-parsing the whole text each time costs O(n) per fragment (O(n^2) over
-//! a stream). [`Incremental`] keeps a [`Scanner`], which scans each byte once, and builds a LIVE
-//! Python value from what it reports ([`Values`]):
+//! The live Python value of a growing tool-call argument text: `PartialArguments` and
+//! `StreamAggregator.partial_arguments`. The paths (live scan, one-shot fallback, final errors)
+//! are [`crate::incremental`]'s; this module builds the Python value from the scanner's reports:
 //!
 //! - the top-level `dict` and every container below it are created once, when their opening
 //!   bracket arrives, inserted into their parent at once, and then updated in place: each
@@ -12,16 +8,9 @@
 //!   and set or appended;
 //! - the member still being written (a string or a number) is in its container too and is
 //!   replaced by its longer version at each fragment. The open string grows in place when nothing
-//!   but the parser holds it (CPython's `PyUnicode_Append`, the `s += t` fast path): each piece is
-//!   decoded alone and appended, so a fragment costs its own length, not the string's;
+//!   but the parser holds it ([`append`]: CPython's `s += t` fast path), so a fragment costs its
+//!   own length, not the string's;
 //! - a key, literal or number that partial mode drops is simply not set yet.
-//!
-//! So after each fragment the live value equals `parse_arguments(text, mode='partial')`, and a
-//! fragment costs time proportional to its own length (plus a number still being written, read
-//! again). Whatever the scanner does not handle itself (invalid text, a top level that is not an
-//! object, nesting deeper than the limit, a scalar that jiter rejects, text that is not an
-//! extension of the text seen before) leaves the live value behind and takes the one-shot path, a
-//! new value per ask, so errors are the one-shot ones.
 //!
 //! `StreamAggregator.partial_arguments` without `live=True` returns a snapshot instead: the
 //! containers of the open path copied (references to their members), the rest shared.
@@ -30,10 +19,13 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
+use pyo3::sync::PyOnceLock;
+
 use super::json::{loads, max_depth_arg, parse_mode, Mode};
 use crate::errors::CoreError;
-use crate::json::incremental::{Builder, Progress, Scanner, Tail, Unhandled};
-use crate::json::{lone_surrogate, EXCERPT_RADIUS};
+use crate::incremental::{Answer, Incremental, LiveValue, Remembered};
+use crate::json::incremental::{Builder, Progress, Tail, Unhandled};
+use crate::json::lone_surrogate;
 
 /// One open container of the live value.
 struct Frame {
@@ -137,17 +129,31 @@ impl<'py> Session<'_, 'py> {
     }
 }
 
-/// `s + piece`, in place when `s` is held by nothing else (see the module docs).
+/// `s += piece` run by CPython's interpreter, whose fast path for a `str` held by one local
+/// variable only resizes it in place (`BINARY_OP_INPLACE_ADD_UNICODE`, and `unicode_concatenate`
+/// before 3.11): the function takes `s` out of `holder` (a list holding it alone) into its local,
+/// so when nothing else holds `s` (see [`Builder::string_piece`]) a piece costs its own length,
+/// not the string's. Anywhere the fast path does not apply (a shared string, a tracer) it is a
+/// plain concatenation: the same value, a copy.
+const GROW: &std::ffi::CStr =
+    c"def grow(holder, piece):\n    s = holder.pop()\n    s += piece\n    return s\n";
+
+static GROW_FN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `s + piece`, in place when `s` is held by nothing else (see [`GROW`]).
 fn append<'py>(s: Py<PyString>, piece: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = piece.py();
-    let mut p = s.into_ptr();
-    // SAFETY: `p` is an owned reference to a `str` and `piece` a `str`; `PyUnicode_Append` steals
-    // `*p` and stores in it a new reference to the result (resized in place when `*p` is not
-    // shared), or NULL with an exception set.
-    unsafe {
-        pyo3::ffi::PyUnicode_Append(&mut p, piece.as_ptr());
-        Bound::from_owned_ptr_or_err(py, p)
-    }
+    let grow = GROW_FN.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let globals = PyDict::new(py);
+        py.run(GROW, Some(&globals), None)?;
+        Ok(globals
+            .get_item("grow")?
+            .ok_or_else(|| PyTypeError::new_err("grow"))?
+            .unbind())
+    })?;
+    let holder = PyList::empty(py);
+    holder.append(s.into_bound(py))?; // the list now holds the only reference
+    grow.bind(py).call1((holder, piece))
 }
 
 impl Builder for Session<'_, '_> {
@@ -301,44 +307,54 @@ impl Values {
     }
 }
 
-/// The resumable partial parser of one argument text (see the module docs).
+impl<'py> LiveValue for Session<'_, 'py> {
+    type Object = Bound<'py, PyDict>;
+
+    fn settle(&mut self, progress: &Progress<'_>) -> Result<Bound<'py, PyDict>, Unhandled> {
+        self.values.settle(self.py, progress)
+    }
+
+    fn reset(&mut self) {
+        *self.values = Values::default();
+    }
+}
+
+/// The partial parser of one growing argument text with its live Python value (see the module
+/// docs).
 #[derive(Default)]
-pub(crate) struct Incremental {
-    scanner: Scanner,
+pub(crate) struct LiveArguments {
+    paths: Incremental,
     values: Values,
-    /// The text is not handled incrementally (invalid, too deep, not an object): one-shot path.
-    unhandled: bool,
-    /// The one-shot error, once no extension of the text can change it ([`is_final`]).
-    error: Option<CoreError>,
-    /// The last snapshot, with the length and last bytes of the text it was for: asking again
-    /// before more text arrived returns the same object.
-    last: Option<(usize, Vec<u8>, Py<PyDict>)>,
+    /// The last snapshot: asking again before more text arrived returns the same object.
+    last: Option<Remembered<Py<PyDict>>>,
 }
 
-/// Bytes at the end of the text remembered with the last snapshot.
-const LAST_TAIL: usize = 16;
+impl LiveArguments {
+    fn advance<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        max_depth: usize,
+    ) -> Result<Answer<Bound<'py, PyDict>>, CoreError> {
+        let mut session = Session {
+            py,
+            values: &mut self.values,
+        };
+        self.paths
+            .advance(text, max_depth, &mut session, |text, max_depth| {
+                parse_mode(py, text, Mode::Partial, max_depth)
+            })
+    }
 
-/// A value of the text so far.
-enum Answer<'py> {
-    /// The live value, updated in place by later text.
-    Live(Bound<'py, PyDict>),
-    /// A one-shot value, new at each ask.
-    Fresh(Bound<'py, PyDict>),
-}
-
-impl Incremental {
     /// `parse_arguments(text, mode='partial', max_depth=max_depth)` as the live value (a new one
-    /// once the one-shot path took over, see the module docs), scanning only what was added
-    /// since the last call.
+    /// once the one-shot path took over), scanning only what was added since the last call.
     pub(crate) fn live<'py>(
         &mut self,
         py: Python<'py>,
         text: &str,
         max_depth: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        Ok(match self.advance(py, text, max_depth)? {
-            Answer::Live(d) | Answer::Fresh(d) => d,
-        })
+        Ok(self.advance(py, text, max_depth)?.into_inner())
     }
 
     /// The same value as [`Self::live`], as a snapshot that later text never changes.
@@ -348,59 +364,15 @@ impl Incremental {
         text: &str,
         max_depth: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let t = text.as_bytes();
-        let tail = &t[t.len().saturating_sub(LAST_TAIL)..];
-        if let Some((len, end, d)) = &self.last {
-            if *len == t.len() && end[..] == tail[..] {
-                return Ok(d.bind(py).clone());
-            }
+        if let Some(d) = self.last.as_ref().and_then(|last| last.recall(text)) {
+            return Ok(d.bind(py).clone());
         }
         let d = match self.advance(py, text, max_depth)? {
             Answer::Live(_) => self.values.snapshot(py)?,
             Answer::Fresh(d) => d,
         };
-        self.last = Some((t.len(), tail.to_vec(), d.clone().unbind()));
+        self.last = Some(Remembered::new(text, d.clone().unbind()));
         Ok(d)
-    }
-
-    fn advance<'py>(
-        &mut self,
-        py: Python<'py>,
-        text: &str,
-        max_depth: usize,
-    ) -> PyResult<Answer<'py>> {
-        if !self.scanner.extends(text) {
-            *self = Self::default();
-        }
-        if let Some(e) = &self.error {
-            return Err(e.clone().into());
-        }
-        if !self.unhandled {
-            let mut session = Session {
-                py,
-                values: &mut self.values,
-            };
-            let value = self
-                .scanner
-                .advance(text, max_depth, &mut session)
-                .and_then(|progress| self.values.settle(py, &progress));
-            match value {
-                Ok(d) => return Ok(Answer::Live(d)),
-                Err(Unhandled) => {
-                    self.unhandled = true;
-                    self.values = Values::default();
-                }
-            }
-        }
-        match parse_mode(py, text, Mode::Partial, max_depth) {
-            Ok(d) => Ok(Answer::Fresh(d)),
-            Err(e) => {
-                if self.scanner.opened() && is_final(&e, text) {
-                    self.error = Some(e.clone());
-                }
-                Err(e.into())
-            }
-        }
     }
 }
 
@@ -410,7 +382,7 @@ pub struct PartialArguments {
     max_depth: usize,
     /// All text fed (a lone surrogate as U+FFFD characters, as `parse_arguments` reports it).
     text: String,
-    parser: Incremental,
+    parser: LiveArguments,
     value: Option<Py<PyDict>>,
     /// Byte position in `text` of the first lone surrogate fed, and all text fed as given.
     surrogate: Option<(usize, Py<PyString>)>,
@@ -447,7 +419,7 @@ impl PartialArguments {
         Ok(Self {
             max_depth: max_depth_arg("PartialArguments()", max_depth)?,
             text: String::new(),
-            parser: Incremental::default(),
+            parser: LiveArguments::default(),
             value: None,
             surrogate: None,
         })
@@ -498,21 +470,4 @@ impl PartialArguments {
     fn max_depth(&self) -> usize {
         self.max_depth
     }
-}
-
-/// Whether every extension of `text` has the same one-shot error `e`, given that the text opened
-/// its top-level object (so the scanner left it to the one-shot parser for a reason found in
-/// complete tokens: a syntax error, a scalar jiter rejects, a lone surrogate, nesting too deep,
-/// text after the object), so asking again after more text need not parse it again (an invalid
-/// text grows by whatever the model still sends).
-///
-/// The strict scanner reports the first error in text order, found in those same complete
-/// tokens, and the message quotes [`EXCERPT_RADIUS`] characters after the position: the error is
-/// final once more than that many characters follow it. (Before the top-level `{`, an error can
-/// still depend on the end of the text: `"abc` is an unterminated string, `"abc"` not an object.)
-fn is_final(e: &CoreError, text: &str) -> bool {
-    let CoreError::InvalidArguments { position, .. } = e else {
-        return false;
-    };
-    text.chars().skip(*position).nth(EXCERPT_RADIUS).is_some()
 }

@@ -6,13 +6,11 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString};
 
-use super::incremental::Incremental;
+use super::incremental::LiveArguments;
 use crate::errors::{show, CoreError};
-use crate::stream::formats::anthropic_blocks;
-use crate::stream::openai_chat::ChoiceState;
 use crate::stream::{
-    normalize_finish_reason, quote_format, GenericAggregator, Inner, Limits, OpenAiChatAggregator,
-    Outcome, SseEvent, StreamAggregator as Core, SUPPORTED_FORMATS,
+    quote_format, CallResult, Limits, Outcome, SseEvent, StreamAggregator as Core, StreamResult,
+    SUPPORTED_FORMATS,
 };
 
 /// Feeds at least this long are decoded and aggregated with the GIL released.
@@ -23,7 +21,7 @@ const DETACH_BYTES: usize = 1 << 16;
 pub struct StreamAggregator {
     inner: Core,
     /// Resumable partial parsers of the tool calls' arguments, by tool call index.
-    partials: Vec<Incremental>,
+    partials: Vec<LiveArguments>,
 }
 
 /// The `format` argument: absent, or whatever object was passed (checked in `new`).
@@ -336,17 +334,7 @@ impl StreamAggregator {
     fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
         let mut this = slf.try_borrow_mut().map_err(|_| in_use())?;
-        let format = this.inner.format();
-        let d = PyDict::new(py);
-        d.set_item(intern!(py, "format"), format)?;
-        match this.inner.inner_mut() {
-            Inner::OpenAiChat(s) => openai_result(py, &d, format, s)?,
-            Inner::Generic(g) => {
-                g.format.finalize(&mut g.message);
-                generic_result(py, &d, format, g)?;
-            }
-        }
-        Ok(d)
+        result_dict(py, &this.inner.result())
     }
 
     /// Arguments of tool call `i` so far, parsed in partial mode (`live`: the value that later
@@ -368,37 +356,25 @@ impl StreamAggregator {
         let mut guard = slf.try_borrow_mut().map_err(|_| in_use())?;
         let this = &mut *guard;
         let max_depth = this.inner.limits().max_depth;
-        // The call's text, whether it came whole, and its slot (its parser's place).
-        let text: Option<(&str, bool, usize)> = match this.inner.inner_mut() {
-            Inner::OpenAiChat(s) => index
-                .and_then(|i| s.main.call_at(i))
-                .map(|(slot, c)| (c.arguments.as_str(), false, slot)),
-            Inner::Generic(g) => {
-                g.format.finalize(&mut g.message);
-                index
-                    .and_then(|i| g.message.calls.get(i).map(|c| (i, c)))
-                    .map(|(i, c)| (c.arguments(), c.final_args.is_some(), i))
-            }
-        };
-        match (text, index) {
+        match index.and_then(|i| this.inner.call_arguments(i)) {
             // Whole arguments (a `done` event, Gemini or Ollama objects) are parsed once, directly.
-            (Some((a, true, _)), _) if !live => Ok(super::json::parse_mode(
+            Some((a, true, _)) if !live => Ok(super::json::parse_mode(
                 py,
                 a,
                 super::json::Mode::Partial,
                 max_depth,
             )?),
-            (Some((a, _, i)), Some(_)) => {
-                if this.partials.len() <= i {
-                    this.partials.resize_with(i + 1, Incremental::default);
+            Some((a, _, slot)) => {
+                if this.partials.len() <= slot {
+                    this.partials.resize_with(slot + 1, LiveArguments::default);
                 }
                 if live {
-                    this.partials[i].live(py, a, max_depth)
+                    this.partials[slot].live(py, a, max_depth)
                 } else {
-                    this.partials[i].parse(py, a, max_depth)
+                    this.partials[slot].parse(py, a, max_depth)
                 }
             }
-            _ => Err(PyIndexError::new_err(format!(
+            None => Err(PyIndexError::new_err(format!(
                 "no tool call at index {}",
                 i.repr()?
             ))),
@@ -428,104 +404,59 @@ fn json_to_py<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     super::json::loads(py, raw).map_err(|e| jiter::map_json_error(raw, &e))
 }
 
-fn openai_result(
-    py: Python<'_>,
-    d: &Bound<'_, PyDict>,
-    format: &str,
-    s: &OpenAiChatAggregator,
-) -> PyResult<()> {
-    d.set_item(intern!(py, "id"), s.id.as_deref())?;
-    d.set_item(intern!(py, "model"), s.model.as_deref())?;
-    let m = &s.main;
-    d.set_item(intern!(py, "text"), &m.text)?;
-    d.set_item(intern!(py, "reasoning"), m.reasoning.as_deref())?;
-    d.set_item(intern!(py, "tool_calls"), openai_calls(py, m)?)?;
-    d.set_item(intern!(py, "finish_reason"), m.finish_reason.as_deref())?;
-    let normalized =
-        normalize_finish_reason(format, m.finish_reason.as_deref(), !m.tool_calls.is_empty());
-    d.set_item(intern!(py, "normalized_finish_reason"), normalized)?;
-    match &s.usage {
+fn calls<'py>(py: Python<'py>, calls: &[CallResult<'_>]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for c in calls {
+        let cd = PyDict::new(py);
+        cd.set_item(intern!(py, "index"), c.index)?;
+        cd.set_item(intern!(py, "id"), c.id)?;
+        cd.set_item(intern!(py, "type"), c.kind)?;
+        cd.set_item(intern!(py, "name"), c.name)?;
+        cd.set_item(intern!(py, "arguments"), c.arguments)?;
+        for (k, v) in c.extra {
+            cd.set_item(*k, v.as_deref())?;
+        }
+        out.append(cd)?;
+    }
+    Ok(out)
+}
+
+/// The result dict of `StreamAggregator.result()` (its shape is [`StreamResult`]'s).
+fn result_dict<'py>(py: Python<'py>, r: &StreamResult<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(intern!(py, "format"), r.format)?;
+    d.set_item(intern!(py, "id"), r.id)?;
+    d.set_item(intern!(py, "model"), r.model)?;
+    d.set_item(intern!(py, "text"), r.text)?;
+    d.set_item(intern!(py, "reasoning"), r.reasoning)?;
+    d.set_item(intern!(py, "tool_calls"), calls(py, &r.tool_calls)?)?;
+    d.set_item(intern!(py, "finish_reason"), r.finish_reason)?;
+    d.set_item(
+        intern!(py, "normalized_finish_reason"),
+        r.normalized_finish_reason.as_deref(),
+    )?;
+    match &r.usage {
         Some(raw) => d.set_item(intern!(py, "usage"), json_to_py(py, raw)?)?,
         None => d.set_item(intern!(py, "usage"), py.None())?,
     }
-    d.set_item(intern!(py, "truncated"), s.truncated())?;
-    d.set_item(intern!(py, "chunks"), s.chunks)?;
-    d.set_item(intern!(py, "blocks"), PyList::empty(py))?;
+    d.set_item(intern!(py, "truncated"), r.truncated)?;
+    d.set_item(intern!(py, "chunks"), r.chunks)?;
+    let blocks = PyList::empty(py);
+    for b in &r.blocks {
+        let raw = serde_json::to_vec(b).unwrap_or_default();
+        blocks.append(json_to_py(py, &raw)?)?;
+    }
+    d.set_item(intern!(py, "blocks"), blocks)?;
     let choices = PyList::empty(py);
-    for (index, c) in &s.others {
+    for c in &r.choices {
         let cd = PyDict::new(py);
-        cd.set_item(intern!(py, "index"), index)?;
-        cd.set_item(intern!(py, "text"), &c.text)?;
-        cd.set_item(intern!(py, "reasoning"), c.reasoning.as_deref())?;
-        cd.set_item(intern!(py, "tool_calls"), openai_calls(py, c)?)?;
-        cd.set_item(intern!(py, "finish_reason"), c.finish_reason.as_deref())?;
+        cd.set_item(intern!(py, "index"), c.index)?;
+        cd.set_item(intern!(py, "text"), c.text)?;
+        cd.set_item(intern!(py, "reasoning"), c.reasoning)?;
+        cd.set_item(intern!(py, "tool_calls"), calls(py, &c.tool_calls)?)?;
+        cd.set_item(intern!(py, "finish_reason"), c.finish_reason)?;
         choices.append(cd)?;
     }
     d.set_item(intern!(py, "choices"), choices)?;
-    Ok(())
-}
-
-fn openai_calls<'py>(py: Python<'py>, m: &ChoiceState) -> PyResult<Bound<'py, PyList>> {
-    let calls = PyList::empty(py);
-    for slot in m.order() {
-        let c = &m.tool_calls[slot];
-        let cd = PyDict::new(py);
-        cd.set_item(intern!(py, "index"), c.index)?;
-        cd.set_item(intern!(py, "id"), c.reported_id())?;
-        cd.set_item(intern!(py, "type"), OpenAiChatAggregator::call_kind(c))?;
-        cd.set_item(intern!(py, "name"), &c.name)?;
-        cd.set_item(intern!(py, "arguments"), &c.arguments)?;
-        calls.append(cd)?;
-    }
-    Ok(calls)
-}
-
-fn generic_result(
-    py: Python<'_>,
-    d: &Bound<'_, PyDict>,
-    format: &str,
-    g: &GenericAggregator,
-) -> PyResult<()> {
-    let m = &g.message;
-    d.set_item(intern!(py, "id"), m.id.as_deref())?;
-    d.set_item(intern!(py, "model"), m.model.as_deref())?;
-    d.set_item(intern!(py, "text"), &m.text)?;
-    d.set_item(intern!(py, "reasoning"), m.reasoning.as_deref())?;
-    let calls = PyList::empty(py);
-    for c in &m.calls {
-        let cd = PyDict::new(py);
-        cd.set_item(intern!(py, "index"), c.index)?;
-        cd.set_item(intern!(py, "id"), &c.id)?;
-        cd.set_item(intern!(py, "type"), "function")?;
-        cd.set_item(intern!(py, "name"), &c.name)?;
-        cd.set_item(intern!(py, "arguments"), c.arguments())?;
-        for (k, v) in &c.extra {
-            cd.set_item(*k, v.as_deref())?;
-        }
-        calls.append(cd)?;
-    }
-    d.set_item(intern!(py, "tool_calls"), calls)?;
-    d.set_item(intern!(py, "finish_reason"), m.finish_reason.as_deref())?;
-    let normalized =
-        normalize_finish_reason(format, m.finish_reason.as_deref(), !m.calls.is_empty());
-    d.set_item(intern!(py, "normalized_finish_reason"), normalized)?;
-    match &m.usage {
-        Some(u) => {
-            let raw = serde_json::to_vec(u).unwrap_or_default();
-            d.set_item(intern!(py, "usage"), json_to_py(py, &raw)?)?;
-        }
-        None => d.set_item(intern!(py, "usage"), py.None())?,
-    }
-    d.set_item(intern!(py, "truncated"), g.truncated())?;
-    d.set_item(intern!(py, "chunks"), g.chunks)?;
-    let blocks = PyList::empty(py);
-    if format == "anthropic" {
-        for b in anthropic_blocks(m) {
-            let raw = serde_json::to_vec(&b).unwrap_or_default();
-            blocks.append(json_to_py(py, &raw)?)?;
-        }
-    }
-    d.set_item(intern!(py, "blocks"), blocks)?;
-    d.set_item(intern!(py, "choices"), PyList::empty(py))?;
-    Ok(())
+    Ok(d)
 }

@@ -1,25 +1,15 @@
 //! `UsageAccumulator` for Python: converts mappings to [`UsageValue`] trees and back.
 
-use std::collections::HashMap;
-
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyMapping, PyString};
 
-use crate::usage::{too_deep, UsageAccumulator as Core, UsageMap, UsageValue, MAX_DEPTH};
+use crate::usage::{join, too_deep, UsageAccumulator as Core, UsageMap, UsageValue, MAX_DEPTH};
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
         .map_or_else(|_| "?".to_string(), |n| n.to_string())
-}
-
-fn path_of(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 fn where_(path: &str) -> String {
@@ -36,25 +26,23 @@ type Item<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 /// Convert the mapping `obj` at `path` (nesting level `depth`, the top level is 1).
 ///
 /// An exact `dict` is read directly; any other mapping (dict subclasses too) through its
-/// `items()`, where a repeated key keeps its first position and its last value, as when building
-/// a dict. Nothing here borrows the accumulator, so user code run by `items()` may use it.
+/// `items()` (a repeated key keeps its first position and its last value, as when building a
+/// dict: [`Core::add`] merges it so). Nothing here borrows the accumulator, so user code run by
+/// `items()` may use it.
 fn to_map(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> PyResult<UsageMap> {
     if depth > MAX_DEPTH {
         return Err(too_deep(path).into());
     }
-    let (items, exact): (Vec<Item<'_>>, bool) = if let Ok(d) = obj.cast_exact::<PyDict>() {
-        (d.iter().collect(), true)
+    let items: Vec<Item<'_>> = if let Ok(d) = obj.cast_exact::<PyDict>() {
+        d.iter().collect()
     } else {
         let m = obj.cast::<PyMapping>()?;
-        let items = m
-            .items()?
+        m.items()?
             .iter()
             .map(|kv| kv.extract())
-            .collect::<PyResult<_>>()?;
-        (items, false)
+            .collect::<PyResult<_>>()?
     };
     let mut out: UsageMap = Vec::with_capacity(items.len());
-    let mut at: HashMap<String, usize> = HashMap::new();
     for (k, v) in items {
         let Ok(key) = k.cast::<PyString>() else {
             return Err(PyTypeError::new_err(format!(
@@ -69,15 +57,8 @@ fn to_map(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> PyResult<UsageMap
                 where_(path)
             )));
         };
-        let value = to_value(&v, &path_of(path, key), depth)?;
-        if exact {
-            out.push((key.to_string(), value));
-        } else if let Some(&p) = at.get(key) {
-            out[p].1 = value;
-        } else {
-            at.insert(key.to_string(), out.len());
-            out.push((key.to_string(), value));
-        }
+        let value = to_value(&v, &join(path, key), depth)?;
+        out.push((key.to_string(), value));
     }
     Ok(out)
 }

@@ -2,9 +2,9 @@
 
 use jiter::JsonValue;
 
+use super::event::{bad_payload, invalid_json_reason, provider_error, too_deep, trim_ascii};
 use super::formats::Format;
 use super::message::Message;
-use super::openai_chat::{bad_payload, provider_error, too_deep, trim_ascii};
 use super::sse::SseEvent;
 use super::Outcome;
 use crate::errors::CoreError;
@@ -58,13 +58,7 @@ impl GenericAggregator {
         }
         let value = match JsonValue::parse(ev.data, false) {
             Ok(v) => v,
-            Err(_) => {
-                return bad_payload(
-                    self.events,
-                    ev.data,
-                    &super::openai_chat::invalid_json_reason(ev.data),
-                )
-            }
+            Err(_) => return bad_payload(self.events, ev.data, &invalid_json_reason(ev.data)),
         };
         let JsonValue::Object(obj) = &value else {
             return bad_payload(self.events, ev.data, "data is not a JSON object");

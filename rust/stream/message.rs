@@ -177,7 +177,7 @@ pub fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// The common finish reason for a format's native one (see `toolweave._reference.formats`).
+/// The common finish reason for a format's native one (as `toolweave.chat.finish.normalize_finish_reason`).
 pub fn normalize_finish_reason(
     format: &str,
     native: Option<&str>,

@@ -1,10 +1,12 @@
 //! Stream aggregation: an SSE decoder plus per-format aggregators.
 
 pub mod anthropic_delta;
+pub mod event;
 pub mod formats;
 pub mod generic;
 pub mod message;
 pub mod openai_chat;
+pub mod result;
 pub mod scan;
 pub mod sse;
 pub mod template;
@@ -12,6 +14,7 @@ pub mod template;
 pub use generic::GenericAggregator;
 pub use message::{normalize_finish_reason, Message};
 pub use openai_chat::{OpenAiChatAggregator, ToolCall};
+pub use result::{CallResult, ChoiceResult, StreamResult};
 pub use sse::{SseDecoder, SseEvent};
 
 use std::ops::Range;

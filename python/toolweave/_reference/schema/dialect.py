@@ -1,31 +1,21 @@
-"""Pure-Python twins of the Rust schema functions (``rust/schema/``): same results, same errors.
+"""Twin of ``rust/schema/dialect/``: provider dialects (see ``rust/schema/dialect/mod.rs`` or the README for the table).
 
-See ``rust/schema/dialect.rs`` (or the README) for the table of what each dialect changes. The
-``SchemaValidator`` twin uses the ``jsonschema`` package (a test dependency); its messages differ
-from the Rust crate's, its pointers and keywords do not.
+One file here for the Rust directory (``mod.rs`` with the shared helpers, ``openai.rs``, ``gemini.rs``): the
+sections below follow it.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from toolweave._reference.json import parse_arguments
-from toolweave.exceptions import SchemaValidationError
+from toolweave._reference.schema.value import MAX_DEPTH, _json_value
+from toolweave._reference.schema.walks import _too_deep
 
-__all__ = [
-    'SchemaValidator',
-    'forbid_additional_properties',
-    'hoist_defs_to_root',
-    'to_dialect',
-    'upper_case_type_values',
-]
+__all__ = ['DIALECTS', 'MAX_NODES', 'to_dialect']
 
-MAX_DEPTH = 256
-LITERAL_KEYWORDS = frozenset({'enum', 'const', 'default', 'examples'})
 DIALECTS = ('openai-strict', 'gemini', 'anthropic')
 MAX_NODES = 100_000
 OPENAI_KEPT = frozenset(
@@ -80,147 +70,6 @@ GEMINI_KEPT = frozenset(
     ]
 )
 GEMINI_FORMATS = frozenset({'date-time', 'enum', 'int32', 'int64', 'float', 'double'})
-
-
-def _too_deep() -> ValueError:
-    return ValueError(f'schema nested deeper than {MAX_DEPTH} levels')
-
-
-def _json_value(value: Any, depth: int = 0) -> Any:
-    """A plain-JSON deep copy (dicts, lists), checked as the Rust conversion checks it."""
-    if depth > MAX_DEPTH:
-        raise ValueError(f'JSON value nested deeper than {MAX_DEPTH} levels')
-    if value is None or isinstance(value, (str, bool)):
-        return value
-    if isinstance(value, int):
-        if not -(2**63) <= value < 2**64:
-            raise ValueError('integer out of the 64-bit range cannot be used in a JSON Schema value')
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError('NaN and infinity are not JSON values')
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v, depth + 1) for v in value]
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(f'JSON object keys must be str, not {type(k).__name__}')
-            out[k] = _json_value(v, depth + 1)
-        return out
-    raise TypeError(f'{type(value).__name__} is not a JSON value (expected dict, list, str, int, float, bool or None)')
-
-
-BEYOND_INT64 = 'integer out of the signed 64-bit range (int64=True)'
-
-
-def _beyond_int64(value: Any) -> bool:
-    """Whether a checked JSON value holds an integer above ``2**63 - 1`` (below ``-2**63`` was refused)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool) and item > 2**63 - 1:
-            return True
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-    return False
-
-
-def _object(value: Any, what: str) -> dict[str, Any]:
-    out = _json_value(value)
-    if not isinstance(out, dict):
-        raise TypeError(f'{what} must be a mapping, not {type(value).__name__}')
-    return out
-
-
-def hoist_defs_to_root(schema: Mapping[str, Any], root_defs: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Move ``schema['$defs']`` into ``root_defs``; returns ``(schema_without_defs, new_root_defs)``.
-
-    A definition renamed on a clash (``Name_2``, ...) has its references rewritten in the moved schema and
-    the moved definitions, path tails kept (``#/$defs/A/properties/y`` -> ``#/$defs/A_2/properties/y``).
-    """
-    node = _json_value(schema)
-    defs = _object(root_defs, 'root_defs')
-    if not isinstance(node, dict) or '$defs' not in node or not isinstance(node['$defs'], dict):
-        return node, defs
-    local = node.pop('$defs')
-    renames: dict[str, str] = {}
-    for name, definition in local.items():
-        if name in defs and defs[name] != definition:
-            suffix = 2
-            while (cand := f'{name}_{suffix}') in defs or cand in local or cand in renames.values():
-                suffix += 1
-            renames[name] = cand
-    if renames:
-        _rewrite_refs(node, renames, 0)
-    for name, definition in local.items():
-        if renames:
-            _rewrite_refs(definition, renames, 0)
-        defs.setdefault(renames.get(name, name), definition)
-    return node, defs
-
-
-def _rewrite_refs(node: Any, renames: Mapping[str, str], depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise _too_deep()
-    if isinstance(node, dict):
-        ref = node.get('$ref')
-        if isinstance(ref, str) and ref.startswith('#/$defs/'):
-            name, slash, tail = ref[8:].partition('/')  # '#/$defs/A/properties/y' points inside A
-            if name in renames:
-                node['$ref'] = f'#/$defs/{renames[name]}{slash}{tail}'
-        for value in node.values():
-            _rewrite_refs(value, renames, depth + 1)
-    elif isinstance(node, list):
-        for item in node:
-            _rewrite_refs(item, renames, depth + 1)
-
-
-def forbid_additional_properties(schema: Any) -> Any:
-    """A copy with ``additionalProperties: false`` on every object node with ``properties`` and none of its own."""
-    node = _json_value(schema)
-    _forbid(node, 0)
-    return node
-
-
-def _forbid(node: Any, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise _too_deep()
-    if isinstance(node, dict):
-        if 'properties' in node and 'additionalProperties' not in node:
-            node['additionalProperties'] = False
-        for key, value in node.items():
-            if key not in LITERAL_KEYWORDS:
-                _forbid(value, depth + 1)
-    elif isinstance(node, list):
-        for item in node:
-            _forbid(item, depth + 1)
-
-
-def upper_case_type_values(schema: Any) -> Any:
-    """A copy with every string value of a ``type`` keyword upper-cased."""
-    node = _json_value(schema)
-    _upper(node, 0)
-    return node
-
-
-def _upper(node: Any, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise _too_deep()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == 'type' and isinstance(value, str):
-                node[key] = value.upper()
-            elif key == 'type' and isinstance(value, list):
-                node[key] = [v.upper() if isinstance(v, str) else v for v in value]
-            elif key == 'type' or key not in LITERAL_KEYWORDS:
-                _upper(value, depth + 1)
-    elif isinstance(node, list):
-        for item in node:
-            _upper(item, depth + 1)
 
 
 def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
@@ -464,68 +313,3 @@ class _Gemini:
             return self.node(merged, depth + 1)
         finally:
             self.stack.pop()
-
-
-class SchemaValidator:
-    """Twin of ``toolweave._core.SchemaValidator`` over the ``jsonschema`` package."""
-
-    def __init__(self, schema: Mapping[str, Any] | bool) -> None:
-        import jsonschema  # type: ignore[import-untyped]  # test dependency, only for the pure-Python twin
-        import jsonschema.validators  # type: ignore[import-untyped]
-
-        value = _json_value(schema)
-        if not isinstance(value, (dict, bool)):
-            raise TypeError(f'schema must be a mapping or a bool, not {type(schema).__name__}')
-        cls = jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator)
-        try:
-            cls.check_schema(value)
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f'invalid JSON Schema: {exc.message}') from None
-        self._schema = value
-        self._validator = cls(value)
-
-    @property
-    def schema(self) -> Any:
-        """A copy of the schema."""
-        return copy.deepcopy(self._schema)
-
-    def is_valid(self, instance: Any) -> bool:
-        """Whether ``instance`` is valid."""
-        return bool(self._validator.is_valid(_json_value(instance)))
-
-    def errors(self, instance: Any) -> list[dict[str, str]]:
-        """Every failure as ``{'pointer', 'keyword', 'message'}``."""
-        out = []
-        for error in self._validator.iter_errors(_json_value(instance)):
-            pointer = ''.join('/' + str(p).replace('~', '~0').replace('/', '~1') for p in error.absolute_path)
-            out.append({'pointer': pointer, 'keyword': str(error.validator), 'message': error.message})
-        return out
-
-    def validate(self, instance: Any) -> None:
-        """Raise ``SchemaValidationError`` listing every failure."""
-        self._raise(_json_value(instance))
-
-    def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
-        """Parse (as ``parse_arguments``: a JSON object, blank = ``{}``) and validate; returns the value.
-
-        With ``int64``, an integer above ``2**63 - 1`` raises ``ValueError`` before validation.
-        """
-        if not isinstance(data, (str, bytes)):
-            raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
-        value = parse_arguments(data)
-        checked = _json_value(value)  # checked as the Rust conversion checks it (64-bit ints)
-        if int64 and _beyond_int64(checked):
-            raise ValueError(BEYOND_INT64)
-        self._raise(checked)
-        return value
-
-    def _raise(self, value: Any) -> None:
-        if self._validator.is_valid(value):
-            return
-        errors = self.errors(value)
-        message = '; '.join(f'{e["pointer"] or "/"}: {e["message"]}' for e in errors)
-        raise SchemaValidationError(message, errors)
-
-    def __repr__(self) -> str:
-        text = json.dumps(self._schema, separators=(',', ':'), ensure_ascii=False)
-        return f'SchemaValidator({text[:60]}...)' if len(text) > 60 else f'SchemaValidator({text})'

@@ -1,0 +1,82 @@
+"""Twin of ``rust/schema/validate.rs``: ``SchemaValidator`` over the ``jsonschema`` package (a test dependency).
+
+Its messages differ from the Rust crate's, its pointers and keywords do not.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolweave._reference.json import parse_arguments
+from toolweave._reference.schema.value import BEYOND_INT64, _beyond_int64, _json_value
+from toolweave.exceptions import SchemaValidationError
+
+__all__ = ['SchemaValidator']
+
+
+class SchemaValidator:
+    """Twin of ``toolweave._core.SchemaValidator`` over the ``jsonschema`` package."""
+
+    def __init__(self, schema: Mapping[str, Any] | bool) -> None:
+        import jsonschema  # type: ignore[import-untyped]  # test dependency, only for the pure-Python twin
+        import jsonschema.validators  # type: ignore[import-untyped]
+
+        value = _json_value(schema)
+        if not isinstance(value, (dict, bool)):
+            raise TypeError(f'schema must be a mapping or a bool, not {type(schema).__name__}')
+        cls = jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator)
+        try:
+            cls.check_schema(value)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f'invalid JSON Schema: {exc.message}') from None
+        self._schema = value
+        self._validator = cls(value)
+
+    @property
+    def schema(self) -> Any:
+        """A copy of the schema."""
+        return copy.deepcopy(self._schema)
+
+    def is_valid(self, instance: Any) -> bool:
+        """Whether ``instance`` is valid."""
+        return bool(self._validator.is_valid(_json_value(instance)))
+
+    def errors(self, instance: Any) -> list[dict[str, str]]:
+        """Every failure as ``{'pointer', 'keyword', 'message'}``."""
+        out = []
+        for error in self._validator.iter_errors(_json_value(instance)):
+            pointer = ''.join('/' + str(p).replace('~', '~0').replace('/', '~1') for p in error.absolute_path)
+            out.append({'pointer': pointer, 'keyword': str(error.validator), 'message': error.message})
+        return out
+
+    def validate(self, instance: Any) -> None:
+        """Raise ``SchemaValidationError`` listing every failure."""
+        self._raise(_json_value(instance))
+
+    def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
+        """Parse (as ``parse_arguments``: a JSON object, blank = ``{}``) and validate; returns the value.
+
+        With ``int64``, an integer above ``2**63 - 1`` raises ``ValueError`` before validation.
+        """
+        if not isinstance(data, (str, bytes)):
+            raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
+        value = parse_arguments(data)
+        checked = _json_value(value)  # checked as the Rust conversion checks it (64-bit ints)
+        if int64 and _beyond_int64(checked):
+            raise ValueError(BEYOND_INT64)
+        self._raise(checked)
+        return value
+
+    def _raise(self, value: Any) -> None:
+        if self._validator.is_valid(value):
+            return
+        errors = self.errors(value)
+        message = '; '.join(f'{e["pointer"] or "/"}: {e["message"]}' for e in errors)
+        raise SchemaValidationError(message, errors)
+
+    def __repr__(self) -> str:
+        text = json.dumps(self._schema, separators=(',', ':'), ensure_ascii=False)
+        return f'SchemaValidator({text[:60]}...)' if len(text) > 60 else f'SchemaValidator({text})'
