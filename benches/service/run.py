@@ -214,15 +214,17 @@ def report(results: dict[str, dict[str, float]], floor: float, args: argparse.Na
             f'| {name} | {r["rps"]:.1f} | {(r["p50"] - floor) * 1e3:.0f} | {(r["p99"] - floor) * 1e3:.0f} | '
             f'{r["cpu_ms"]:.1f} | {r["peak_rss_mb"]:.0f} | {r["per_request_kb"]:.0f} | {r["errors"]:.0f} |'
         )
-    tw = results['toolweave']['cpu_ms']
     peers = {n: results[n]['cpu_ms'] for n in ('pydantic-ai', 'openai-agents') if n in results}
     faster = min(peers, key=peers.__getitem__) if peers else None
-    scaling = results['toolweave, 2 workers']['rps'] / results['toolweave']['rps']
-    ratios = [f'- 2 workers / 1 worker throughput: {scaling:.2f}x (target >= 1.7x)']
-    if faster is not None:
-        ratios.insert(
-            0, f'- toolweave CPU per request / {faster} (the faster peer): {tw / peers[faster]:.3f} (target <= 0.2)'
+    ratios = []  # a run of some services (--only) reports the ratios it has
+    if faster is not None and 'toolweave' in results:
+        tw = results['toolweave']['cpu_ms']
+        ratios.append(
+            f'- toolweave CPU per request / {faster} (the faster peer): {tw / peers[faster]:.3f} (target <= 0.2)'
         )
+    if 'toolweave' in results and 'toolweave, 2 workers' in results:
+        scaling = results['toolweave, 2 workers']['rps'] / results['toolweave']['rps']
+        ratios.append(f'- 2 workers / 1 worker throughput: {scaling:.2f}x (target >= 1.7x)')
     setup = (
         f'{args.concurrency} concurrent clients, {args.duration:g} s per service after {args.warmup:g} s warm-up; '
         f'mock provider at {args.tps:g} events/s, time to first token {args.ttft:g} s; provider pacing floor '
