@@ -82,6 +82,10 @@ ERROR_BODY_LIMIT = 64 * 1024
 
 _RETRY_STATUS = frozenset({408, 429})
 
+LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+"""Connection limits of the clients the models create, as the OpenAI and Anthropic SDKs' ``DEFAULT_CONNECTION_LIMITS``
+(httpx's own default keeps 20 idle connections: a service streaming more at once reconnects for every request)."""
+
 
 @dataclass(frozen=True)
 class Timeouts:
@@ -520,12 +524,12 @@ class HttpTransport:
     def _sync_client(self) -> httpx.Client:
         with self._client_lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=self.timeouts.httpx(), verify=shared_ssl_context())
+                self._client = httpx.Client(timeout=self.timeouts.httpx(), verify=shared_ssl_context(), limits=LIMITS)
                 _deadline.install(self._client)
             return self._client
 
     def _new_async_client(self) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(timeout=self.timeouts.httpx(), verify=shared_ssl_context())
+        client = httpx.AsyncClient(timeout=self.timeouts.httpx(), verify=shared_ssl_context(), limits=LIMITS)
         _deadline.install(client)
         return client
 
