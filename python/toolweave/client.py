@@ -39,8 +39,6 @@ from toolweave.advisors.api import Advisor, ChatClientRequest, ChatClientRespons
 from toolweave.chat.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
-from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
-from toolweave.runstate.state import RESUME_CONTEXT_KEY, Resumption, RunState
 
 if TYPE_CHECKING:  # asyncio, the loop engine, tool binding, events and structured output load on first use (#14)
     import asyncio
@@ -53,6 +51,8 @@ if TYPE_CHECKING:  # asyncio, the loop engine, tool binding, events and structur
     from toolweave.chat.model import ChatModel
     from toolweave.chat.response import ChatResponse
     from toolweave.events import EventHandler, RunEvent
+    from toolweave.runstate.base import InMemoryRunStateStore, RunStateStore
+    from toolweave.runstate.state import Resumption, RunState
     from toolweave.structured import ResponseEntity, Strategy
     from toolweave.tools.callback import ToolCallback
 
@@ -72,8 +72,26 @@ _E = TypeVar('_E')
 _RESTATE = 'Now give exactly that answer again, as JSON in the requested structure.'
 _CLOSE_TIMEOUT = 30.0
 """Seconds a synchronous stream waits for its upstream to close (or a cancelled step to stop) before giving up."""
-_LOCAL_CLAIMS = InMemoryRunStateStore()
-"""Where runs resumed by clients without a store are claimed: once per run within this process."""
+
+
+_LOCAL_CLAIMS_LOCK = threading.Lock()
+
+
+def _local_claims() -> InMemoryRunStateStore:
+    """Where runs resumed by clients without a store are claimed: once per run within this process.
+
+    Made on first use (the run-state modules load with the first resumed run), under a lock so that
+    every thread claims in the same store.
+    """
+    with _LOCAL_CLAIMS_LOCK:
+        return _local_claims_store()
+
+
+@functools.cache
+def _local_claims_store() -> InMemoryRunStateStore:
+    from toolweave.runstate.base import InMemoryRunStateStore
+
+    return InMemoryRunStateStore()
 
 
 @dataclass(frozen=True)
@@ -179,6 +197,8 @@ class ChatClientBuilder:
         Raises:
             TypeError: ``store`` is not a :class:`~toolweave.runstate.RunStateStore`.
         """
+        from toolweave.runstate.base import RunStateStore
+
         if not isinstance(store, RunStateStore):
             raise TypeError(f'store must be a RunStateStore (save, load, claim, delete), got {type(store).__name__}')
         self._defaults = replace(self._defaults, run_state_store=store)
@@ -289,6 +309,8 @@ class ChatClientRequestSpec:
             RunStateNotFoundError, RunAlreadyResumedError: by run id, the store has no such paused run.
             ValueError: a run id without a ``run_state_store``.
         """
+        from toolweave.runstate.state import Resumption, RunState
+
         if isinstance(run, str):
             store = self._defaults.run_state_store
             if store is None:
@@ -462,6 +484,7 @@ class ChatClientRequestSpec:
         from toolweave.advisors.chain import DefaultAroundAdvisorChain
         from toolweave.advisors.model_advisors import ChatModelCallAdvisor, ChatModelStreamAdvisor
         from toolweave.events import ON_EVENT_CONTEXT_KEY
+        from toolweave.runstate.state import RESUME_CONTEXT_KEY
 
         messages: list[Message] = [SystemMessage(self._system)] if self._system else []
         messages.extend(self._messages)
@@ -492,7 +515,7 @@ class ChatClientRequestSpec:
             raise ValueError('a resumed run takes no new messages: resume it first, then send them in a new request')
         if not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
             raise ValueError('resuming a run needs a ToolCallingAdvisor on the chain (auto-registration is off)')
-        (self._defaults.run_state_store or _LOCAL_CLAIMS).claim(resume.state.run_id)
+        (self._defaults.run_state_store or _local_claims()).claim(resume.state.run_id)
         return resume
 
     def _tool_options(self) -> ToolCallingChatOptions:
@@ -677,6 +700,7 @@ class CallResponse:
 def _run_state(chat: ChatResponse | None) -> RunState | None:
     """The run state a paused run's response carries (metadata ``runState``)."""
     from toolweave.advisors._rounds import RUN_STATE_METADATA_KEY
+    from toolweave.runstate.state import RunState
 
     state = chat.metadata.get(RUN_STATE_METADATA_KEY) if chat is not None else None
     return state if isinstance(state, RunState) else None
