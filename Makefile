@@ -19,7 +19,7 @@ TEST_EXTRAS ?= local,redis,search,mcp,temporal
 DIST ?= dist
 WHEEL_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
 # The core tests, run once more with the pure-Python twins selected everywhere (TOOLWEAVE_PURE=1).
-PURE_TESTS ?= $(wildcard tests/test_core_*.py tests/core/test_*.py)
+PURE_TESTS ?= $(wildcard tests/core/test_*.py)
 
 .PHONY: help demo test test-pure bench bench-service lint build clean fuzz redis-server soak wheel eval-local
 

@@ -1,6 +1,6 @@
 """Provider streaming with default settings against the raw httpx + orjson-per-line floor (issue #14).
 
-A keep-alive loopback server runs in a subprocess (``tests/keepalive_server.py``; its CPU is not
+A keep-alive loopback server runs in a subprocess (``tests/support/keepalive_server.py``; its CPU is not
 counted) and answers each request with a generated stream (``_streams.py``: a 400-token text answer,
 or three tool calls in about 600 events), one write per SSE event as providers send them.
 
@@ -57,7 +57,7 @@ def server() -> Iterator[str]:
             body, _ = (openai_stream if provider == 'openai' else anthropic_stream)(shape)
             (Path(directory) / name.replace(' ', '-')).write_bytes(body)
         process = subprocess.Popen(
-            [sys.executable, str(ROOT / 'tests' / 'keepalive_server.py'), directory],
+            [sys.executable, str(ROOT / 'tests' / 'support' / 'keepalive_server.py'), directory],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )

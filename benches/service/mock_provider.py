@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 
-from keepalive_server import Answer, KeepAliveServer
+from support.keepalive_server import Answer, KeepAliveServer
 
 RECORDED = ROOT / 'tests' / 'data' / 'streams' / '001-openai-chat-parallel-empty-args.sse'
 ANSWER_TOKENS = 300

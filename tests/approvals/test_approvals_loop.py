@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 import pytest
-from loop_fixtures import LoopResult
 from pydantic import BaseModel
+from support.loop_fixtures import LoopResult
 from toolweave import ChatClient, tool
 from toolweave.advisors import MAX_ROUNDS_FINISH_REASON, MessageChatMemoryAdvisor, ToolCallingAdvisor
 from toolweave.approvals import (

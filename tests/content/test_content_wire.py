@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from parts import AUDIO, IMAGE, IMAGE_URL, PDF_DOC, PDF_URL
-from provider_fixtures import recorded
 from pydantic import BaseModel
+from support.provider_fixtures import recorded
 from toolweave.chat import (
     AssistantMessage,
     Media,

@@ -11,10 +11,10 @@ from typing import Any
 import orjson
 import pytest
 from conftest import stdio
-from loop_fixtures import LoopRunner, run_request
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from support.loop_fixtures import LoopRunner, run_request
 from toolweave import ChatClient
 from toolweave.advisors import ToolCallingAdvisor, ToolSearchToolCallingAdvisor
 from toolweave.approvals import Approve
