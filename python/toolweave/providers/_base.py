@@ -413,8 +413,8 @@ class _StreamReader:
             if not isinstance(payload, dict):
                 continue
             chunk = delta_chunk(payload)
-            if chunk is not None and chunk.text:
-                delivered.append(chunk.text)
+            if chunk is not None and (text := chunk.text):
+                delivered.append(text)
             deltas = fragments(payload)
             if deltas:
                 chunk = tool_call_delta_chunk(chunk, deltas)
