@@ -14,6 +14,7 @@ __all__ = [
     '__version__',
     'forbid_additional_properties',
     'hoist_defs_to_root',
+    'numbers_fine',
     'parse_arguments',
     'to_dialect',
     'upper_case_type_values',
@@ -349,6 +350,16 @@ def forbid_additional_properties(schema: Any) -> Any:
 
     Raises:
         TypeError, ValueError: as :func:`hoist_defs_to_root`.
+    """
+
+def numbers_fine(value: Any, model_type: type, enum_type: type) -> bool:
+    """Whether every number inside ``value`` (what a tool bound from its arguments) is surely fine.
+
+    Each exact ``int`` within the signed 64-bit range, each exact ``float`` finite; looks into exact
+    dicts (keys exact ``str``), lists and tuples and instances of ``model_type`` (their ``__dict__``
+    values and ``__pydantic_extra__``); ``str``, ``bool``, ``None`` and instances of ``enum_type`` are
+    fine as they are. ``False`` means "look closer" (anything else, or containers nested deeper than
+    32 levels), not "invalid" (:mod:`toolweave.tools._numbers` walks the value then).
     """
 
 def upper_case_type_values(schema: Any) -> Any:

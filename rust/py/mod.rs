@@ -26,8 +26,8 @@ pub mod _core {
     use super::json::parse_arguments;
     #[pymodule_export]
     use super::schema::{
-        forbid_additional_properties, hoist_defs_to_root, to_dialect, upper_case_type_values,
-        SchemaValidator,
+        forbid_additional_properties, hoist_defs_to_root, numbers_fine, to_dialect,
+        upper_case_type_values, SchemaValidator,
     };
     #[pymodule_export]
     use super::stream::StreamAggregator;

@@ -1,6 +1,7 @@
 //! Schema functions and `SchemaValidator` for Python: Python JSON values <-> [`serde_json::Value`].
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -374,4 +375,99 @@ impl SchemaValidator {
         self.check(py, &value)?;
         Ok(parsed.into_any())
     }
+}
+
+/// Deepest container level [`numbers_fine`] looks into (deeper: `False`, the caller looks closer).
+const NUMBERS_DEPTH: i32 = 32;
+
+/// Whether every number inside `value` is surely fine for a tool: each exact `int` within the
+/// signed 64-bit range, each exact `float` finite, looking into exact dicts (keys exact `str`),
+/// lists and tuples, instances of `model_type` (their `__dict__` values and `__pydantic_extra__`),
+/// with `str`, `bool`, `None` and instances of `enum_type` fine as they are. `False` means "look
+/// closer" (anything else, or containers nested deeper than 32 levels), not "invalid". The
+/// pure-Python twin is `toolweave._reference.numbers.numbers_fine`.
+#[pyfunction]
+pub fn numbers_fine(
+    value: &Bound<'_, PyAny>,
+    model_type: &Bound<'_, PyType>,
+    enum_type: &Bound<'_, PyType>,
+) -> PyResult<bool> {
+    let types = (model_type, enum_type);
+    all_fine(std::iter::once(Ok(value.clone())), -1, types)
+}
+
+type Kinds<'a, 'py> = (&'a Bound<'py, PyType>, &'a Bound<'py, PyType>);
+
+fn all_fine<'py>(
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    depth: i32,
+    types: Kinds<'_, 'py>,
+) -> PyResult<bool> {
+    for item in items {
+        let item = item?;
+        if item.is_none()
+            || item.is_exact_instance_of::<PyString>()
+            || item.is_exact_instance_of::<PyBool>()
+        {
+            continue;
+        }
+        if item.is_exact_instance_of::<PyInt>() {
+            if item.extract::<i64>().is_err() {
+                return Ok(false);
+            }
+            continue;
+        }
+        if let Ok(f) = item.cast_exact::<PyFloat>() {
+            if !f.value().is_finite() {
+                return Ok(false);
+            }
+            continue;
+        }
+        if depth >= NUMBERS_DEPTH || !container_fine(&item, depth + 1, types)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn container_fine(item: &Bound<'_, PyAny>, depth: i32, types: Kinds<'_, '_>) -> PyResult<bool> {
+    if let Ok(d) = item.cast_exact::<PyDict>() {
+        return dict_fine(d, true, depth, types);
+    }
+    if let Ok(l) = item.cast_exact::<PyList>() {
+        return all_fine(l.iter().map(Ok), depth, types);
+    }
+    if let Ok(t) = item.cast_exact::<PyTuple>() {
+        return all_fine(t.iter().map(Ok), depth, types);
+    }
+    if item.is_instance(types.0)? {
+        let fields = item.getattr(intern!(item.py(), "__dict__"))?;
+        if !dict_fine(fields.cast::<PyDict>()?, false, depth, types)? {
+            return Ok(false);
+        }
+        let extra = item.getattr(intern!(item.py(), "__pydantic_extra__"))?;
+        return match extra.cast::<PyDict>() {
+            Ok(e) => dict_fine(e, false, depth, types),
+            Err(_) => Ok(!extra.is_truthy()?),
+        };
+    }
+    item.is_instance(types.1)
+}
+
+/// [`all_fine`] of the values of `d`; with `str_keys`, each key must be an exact `str` too.
+fn dict_fine(
+    d: &Bound<'_, PyDict>,
+    str_keys: bool,
+    depth: i32,
+    types: Kinds<'_, '_>,
+) -> PyResult<bool> {
+    for (key, value) in d.iter() {
+        if str_keys && !key.is_exact_instance_of::<PyString>() {
+            return Ok(false);
+        }
+        if !all_fine(std::iter::once(Ok(value)), depth, types)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

@@ -6,6 +6,7 @@ Select them at run time with ``TOOLWEAVE_PURE=1`` (see :mod:`toolweave._native`)
 
 from toolweave._reference.incremental import PartialArguments
 from toolweave._reference.json import parse_arguments
+from toolweave._reference.numbers import numbers_fine
 from toolweave._reference.schema import (
     SchemaValidator,
     forbid_additional_properties,
@@ -23,6 +24,7 @@ __all__ = [
     'UsageAccumulator',
     'forbid_additional_properties',
     'hoist_defs_to_root',
+    'numbers_fine',
     'parse_arguments',
     'to_dialect',
     'upper_case_type_values',

@@ -16,11 +16,13 @@ import dataclasses
 import decimal
 import enum
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pydantic
 import pydantic_core
+
+from toolweave._native import numbers_fine
 
 __all__ = [
     'BOUND_ERRORS',
@@ -43,7 +45,6 @@ Location = tuple[Any, ...]
 _SKIPPED = (bool, str, bytes, bytearray, enum.Enum)
 _NUMBERS = (int, float, complex, decimal.Decimal)
 _SEQUENCES = (list, tuple, set, frozenset)
-_QUICK_DEPTH = 32
 
 
 def number_problems(value: Any) -> list[tuple[Location, str]]:
@@ -51,9 +52,10 @@ def number_problems(value: Any) -> list[tuple[Location, str]]:
 
     ``value`` is what an argument binding produced: dicts, lists, tuples, sets, pydantic models (only
     the fields the input set), dataclasses (fields equal to their default are skipped) and scalars;
-    other objects are not looked into. Shared or cyclic containers are visited once.
+    other objects are not looked into. Shared or cyclic containers are visited once. The usual shapes
+    (JSON-like values, enums, pydantic models) pass the core's quick check (``numbers_fine``) first.
     """
-    if _surely_fine(value, 0):
+    if numbers_fine(value, pydantic.BaseModel, enum.Enum):
         return []
     problems: list[tuple[Location, str]] = []
     seen: set[int] = set()
@@ -67,46 +69,6 @@ def number_problems(value: Any) -> list[tuple[Location, str]]:
             seen.add(id(item))
             stack.extend(reversed([((*location, key), child) for key, child in _children(item)]))
     return problems
-
-
-def _surely_fine(item: Any, depth: int) -> bool:
-    """A fast pass over the usual shapes (JSON-like values of exact builtin types, enums, pydantic models).
-
-    ``True``: nothing to report; ``False``: :func:`number_problems` looks closer.
-    """
-    return _all_fine((item,), depth - 1)
-
-
-def _all_fine(items: Iterable[Any], depth: int) -> bool:
-    """:func:`_surely_fine` of each item (at ``depth + 1``); scalars are checked inline (no call each)."""
-    for item in items:
-        kind = type(item)
-        if kind is str or kind is bool or item is None:
-            continue
-        if kind is int:
-            if INT64_MIN <= item <= INT64_MAX:
-                continue
-            return False
-        if kind is float:
-            if math.isfinite(item):
-                continue
-            return False
-        if depth >= _QUICK_DEPTH or not _container_fine(item, kind, depth + 1):
-            return False
-    return True
-
-
-def _container_fine(item: Any, kind: type, depth: int) -> bool:
-    """:func:`_all_fine` of what a dict, list, tuple or pydantic model holds; an enum member is fine."""
-    if kind is dict:
-        return all(type(key) is str for key in item) and _all_fine(item.values(), depth)
-    if kind is list or kind is tuple:
-        return _all_fine(item, depth)
-    if isinstance(item, pydantic.BaseModel):
-        # Every field value (defaults too: a superset of what the input set) and the extras.
-        extra = item.__pydantic_extra__
-        return _all_fine(item.__dict__.values(), depth) and (not extra or _all_fine(extra.values(), depth))
-    return isinstance(item, enum.Enum)
 
 
 def _scalar_problem(item: Any) -> str | None:

@@ -271,7 +271,9 @@ class MethodToolCallback:
         """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
-        a failure is reported from its own error when that says what the slow path would.
+        a failure is reported from its own error when that says what the slow path would; with
+        ``arguments`` the numbers are walked, and a failure is reported from its error when, besides,
+        every parameter sent failed (:meth:`_all_sent_failed`).
 
         Raises:
             ToolExecutionError: invalid arguments, or a number the model sent is not finite or not a
@@ -291,8 +293,11 @@ class MethodToolCallback:
             return None
         try:
             values: dict[str, Any] = adapter.validate_json(tool_input)
-        except pydantic.ValidationError:
-            return None
+        except pydantic.ValidationError as exc:
+            problems = self._problems_of(exc)
+            if problems is None or not self._all_sent_failed(exc, tool_input):
+                return None
+            raise self._invalid(problems) from None
         problems = _number_problems(values)
         if problems:
             raise self._invalid(problems)
@@ -303,6 +308,19 @@ class MethodToolCallback:
             if param.name not in values:
                 values[param.name] = None if param.default is inspect.Parameter.empty else param.default
         return values
+
+    def _all_sent_failed(self, exc: pydantic.ValidationError, tool_input: str) -> bool:
+        """Whether every parameter in ``tool_input`` has an error in ``exc`` (of ``arguments``, numbers unbounded).
+
+        The slow path also lists the number problems of the parameters that validated; when none
+        did, the one-step error says all it would (a model with numbers has no bounded validator:
+        pydantic-core validates it with the class's own).
+        """
+        try:
+            sent = parse_arguments(tool_input).keys() & self._param_names
+        except ToolArgumentsError:
+            return False
+        return sent <= {error['loc'][0] for error in exc.errors(include_url=False) if error['loc']}
 
     def _problems_of(self, exc: pydantic.ValidationError) -> list[str] | None:
         """The problems :meth:`_validate` would list, read from the one-step validation's error.
