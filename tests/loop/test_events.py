@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import gc
 import json
 import logging
@@ -18,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.core_fixtures import corpus_streams, load_stream, stream_format
 from support.loop_fixtures import LoopRunner
-from support.provider_fixtures import DATA, RECORDED
+from support.provider_fixtures import DATA, RECORDED, build_model
+from support.weather import get_weather
 from toolweave import ChatClient, tool
 from toolweave._native import StreamAggregator, parse_arguments
 from toolweave.advisors import ToolCallingAdvisor, ToolSearchToolCallingAdvisor
@@ -49,11 +51,6 @@ from toolweave.events import (
 from toolweave.exceptions import ToolArgumentsError
 from toolweave.memory.serialization import message_from_dict, message_to_dict
 from toolweave.providers import (
-    AnthropicChatModel,
-    GeminiChatModel,
-    OllamaChatModel,
-    OpenAIChatModel,
-    OpenAIResponsesModel,
     ScriptedChatModel,
 )
 from toolweave.providers.replay import ReplayChatModel, Reply
@@ -61,14 +58,6 @@ from toolweave.tools import DefaultToolCallingManager
 
 S = ScriptedChatModel
 STREAMS = DATA / 'streams'
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather of a city."""
-    if city == 'Atlantis':
-        raise LookupError('no such city')
-    return f'18 C in {city}'
 
 
 def three_round_script() -> list[ChatResponse]:
@@ -151,7 +140,11 @@ def test_event_order_and_contents_in_every_path(run_loop: LoopRunner) -> None:
     ]
     results = {e.call_id: e for e in events if isinstance(e, ToolResult)}
     assert len(results) == 4
-    assert (results['c1'].text, results['c1'].is_error, results['c1'].error_type) == ('18 C in Paris', False, None)
+    assert (results['c1'].text, results['c1'].is_error, results['c1'].error_type) == (
+        '18 C and sunny in Paris',
+        False,
+        None,
+    )
     failed = results[ready[1].call.id]
     assert (failed.name, failed.text, failed.is_error, failed.error_type) == (
         'get_weather',
@@ -293,10 +286,10 @@ def _never(chat: ChatResponse | None) -> bool:
 
 
 PROVIDERS: dict[str, tuple[Callable[[str], Any], str]] = {
-    'openai-chat': (lambda url: OpenAIChatModel(base_url=url, api_key='k', model='m'), 'text/event-stream'),
-    'anthropic': (lambda url: AnthropicChatModel(base_url=url, api_key='k', model='m'), 'text/event-stream'),
-    'gemini': (lambda url: GeminiChatModel(base_url=url, api_key='k', model='m'), 'text/event-stream'),
-    'openai-responses': (lambda url: OpenAIResponsesModel(base_url=url, api_key='k', model='m'), 'text/event-stream'),
+    'openai-chat': (functools.partial(build_model, 'openai'), 'text/event-stream'),
+    'anthropic': (functools.partial(build_model, 'anthropic'), 'text/event-stream'),
+    'gemini': (functools.partial(build_model, 'gemini'), 'text/event-stream'),
+    'openai-responses': (functools.partial(build_model, 'responses'), 'text/event-stream'),
 }
 GOOD_STREAMS = [n for n in corpus_streams(None) if not n.startswith(('004', '006'))]  # 004: error event, 006: none
 
@@ -366,7 +359,7 @@ def test_fragments_stream_live_for_openai_chat_responses_and_anthropic() -> None
 
 def test_ollama_stream_events() -> None:
     reply = Reply.from_file(RECORDED / 'ollama-tool-call.ndjson')
-    events = _stream_events(lambda url: OllamaChatModel(base_url=url, model='llama3.2'), reply)
+    events = _stream_events(functools.partial(build_model, 'ollama', model='llama3.2'), reply)
     check_order(events, streamed=True)
     assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ['Need the weather.']
     (ready,) = [e for e in events if isinstance(e, ToolCallReady)]
@@ -376,18 +369,17 @@ def test_ollama_stream_events() -> None:
 
 
 BLOCKING = {
-    'anthropic': (lambda url: AnthropicChatModel(base_url=url, api_key='k', model='m'), 'anthropic-tool-use.json'),
-    'gemini': (lambda url: GeminiChatModel(base_url=url, api_key='k', model='m'), 'gemini-tool-call.json'),
-    'responses': (lambda url: OpenAIResponsesModel(base_url=url, api_key='k', model='m'), 'responses-tool-call.json'),
-    'ollama': (lambda url: OllamaChatModel(base_url=url, model='m'), 'ollama-tool-call.json'),
+    'anthropic': 'anthropic-tool-use.json',
+    'gemini': 'gemini-tool-call.json',
+    'responses': 'responses-tool-call.json',
+    'ollama': 'ollama-tool-call.json',
 }
 
 
 @pytest.mark.parametrize('provider', list(BLOCKING))
 def test_events_of_recorded_blocking_answers(provider: str) -> None:
-    factory, recording = BLOCKING[provider]
     events: list[RunEvent] = []
-    with ReplayChatModel(factory, [RECORDED / recording]) as replay:
+    with ReplayChatModel(functools.partial(build_model, provider), [RECORDED / BLOCKING[provider]]) as replay:
         client = ChatClient.builder(replay).tool_calling_advisor(ToolCallingAdvisor(eligibility_checker=_never)).build()
         response = client.prompt('hi').call(on_event=events.append)
     check_order(events, streamed=False)
@@ -409,7 +401,7 @@ def test_two_round_loop_over_a_provider_stream() -> None:
         """Current weather for a city."""
         return f'24 C, clear in {city}'
 
-    with ReplayChatModel(lambda url: OpenAIChatModel(base_url=url, api_key='', model='gemma'), turns) as replay:
+    with ReplayChatModel(functools.partial(build_model, 'openai', key='', model='gemma'), turns) as replay:
         events = list(ChatClient.create(replay).prompt('Weather in Paris?').tools(weather).stream().events())
     check_order(events, streamed=True)
     (result,) = [e for e in events if isinstance(e, ToolResult)]

@@ -10,6 +10,7 @@ import logging
 
 import pytest
 from pydantic import BaseModel
+from support.weather import get_weather
 from toolweave import ChatClient, ToolCallingAdvisor, UnknownToolBehavior, tool
 from toolweave.chat import (
     AssistantMessage,
@@ -139,12 +140,6 @@ def test_processor_fallback_for_empty_and_blank_messages():
 
 
 @tool
-def get_weather(city: str) -> str:
-    """Weather of a city."""
-    return f'sunny in {city}'
-
-
-@tool
 def get_time(city: str) -> str:
     """Time in a city."""
     return f'noon in {city}'
@@ -185,7 +180,7 @@ def test_unknown_tool_option_answers_with_the_available_tools_and_goes_on(run_lo
     )
     assert (unknown.is_error, unknown.error_type) == (True, 'LookupError')
     assert (other.response_data, other.is_error) == ('noon in Oslo', False)  # the rest of the batch ran
-    assert model.prompts[2].messages[-1].responses[0].response_data == 'sunny in Oslo'
+    assert model.prompts[2].messages[-1].responses[0].response_data == '18 C and sunny in Oslo'
     assert "LLM may have adapted the tool name 'getWeather'" in caplog.text
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from support.core_fixtures import corpus_streams, load_stream
 from support.provider_fixtures import RECORDED, check_stream_against_expected, collect, recorded
+from support.weather import WeatherTool, get_weather
 from toolweave import ChatClient, tool
 from toolweave.chat import (
     AssistantMessage,
@@ -23,25 +24,9 @@ from toolweave.chat import (
 from toolweave.exceptions import AuthenticationError, ProviderStreamError
 from toolweave.providers import AnthropicChatModel, RetryPolicy
 from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
 
 STREAMS = corpus_streams('anthropic')
 NORMALIZED = {'tool_use': 'tool_calls', 'end_turn': 'stop'}
-
-
-class WeatherTool:
-    tool_definition = ToolDefinition(
-        'get_weather',
-        'Current weather for a city',
-        {'type': 'object', 'properties': {'city': {'type': 'string'}}, 'required': ['city']},
-    )
-    tool_metadata = ToolMetadata()
-
-    def call(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
-
-    async def acall(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
 
 
 def model(server: ReplayServer, **kwargs: Any) -> AnthropicChatModel:
@@ -181,12 +166,6 @@ def test_error_event_in_a_200_stream(server: ReplayServer) -> None:
     assert info.value.request_id == 'req_9'
     assert ''.join(c.text for c in seen) == info.value.partial_text == 'It is 18 C and sunny in Paris.'
     assert isinstance(info.value, RuntimeError)
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f'18 C and sunny in {city}'
 
 
 def test_two_round_tool_loop_blocking_and_async(server: ReplayServer) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from support.core_fixtures import corpus_streams, load_stream
 from support.provider_fixtures import RECORDED, check_stream_against_expected, collect, collect_until_error, recorded
+from support.weather import WeatherTool, get_weather
 from toolweave import ChatClient, tool
 from toolweave.chat import (
     AssistantMessage,
@@ -23,29 +24,14 @@ from toolweave.chat import (
 from toolweave.exceptions import AuthenticationError, IncompleteStreamError, ProviderStreamError
 from toolweave.providers import GeminiChatModel, RetryPolicy
 from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
 
 STREAMS = corpus_streams('gemini')
 KEY = 'AIzaSy-secret-key'
-
-
-class WeatherTool:
-    tool_definition = ToolDefinition(
-        'get_weather',
-        'Current weather for a city',
-        {
-            'type': 'object',
-            'properties': {'city': {'type': 'string'}, 'unit': {'type': ['string', 'null']}},
-            'required': ['city'],
-        },
-    )
-    tool_metadata = ToolMetadata()
-
-    def call(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
-
-    async def acall(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
+NULLABLE_UNIT = {
+    'type': 'object',
+    'properties': {'city': {'type': 'string'}, 'unit': {'type': ['string', 'null']}},
+    'required': ['city'],
+}
 
 
 def model(server: ReplayServer, **kwargs: Any) -> GeminiChatModel:
@@ -87,7 +73,11 @@ def test_request_body_snapshot() -> None:
             UserMessage('And in Rome?'),
         ),
         ToolCallingChatOptions(
-            tool_callbacks=(WeatherTool(),), tool_choice='required', stop=('END',), temperature=0.2, max_tokens=100
+            tool_callbacks=(WeatherTool(NULLABLE_UNIT),),
+            tool_choice='required',
+            stop=('END',),
+            temperature=0.2,
+            max_tokens=100,
         ),
     )
     m = GeminiChatModel(api_key='k', model='gemini-2.5-flash')
@@ -167,12 +157,6 @@ def test_key_never_shown(server: ReplayServer) -> None:
         assert KEY not in text
     assert info.value.status_code == 401
     m.close()
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f'18 C and sunny in {city}'
 
 
 def test_call_maps_usage_reasoning_and_signatures(server: ReplayServer) -> None:

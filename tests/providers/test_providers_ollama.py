@@ -8,7 +8,8 @@ import json
 import pytest
 from support.core_fixtures import load_case
 from support.provider_fixtures import RECORDED, collect, collect_until_error, recorded
-from toolweave import ChatClient, tool
+from support.weather import get_weather
+from toolweave import ChatClient
 from toolweave.chat import (
     AssistantMessage,
     ChatOptions,
@@ -22,12 +23,6 @@ from toolweave.chat import (
 from toolweave.exceptions import IncompleteStreamError, ProviderStreamError
 from toolweave.providers import OllamaChatModel
 from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f'18 C and sunny in {city}'
 
 
 def model(server: ReplayServer) -> OllamaChatModel:

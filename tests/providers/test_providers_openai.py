@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.weather import WEATHER_SCHEMA, WeatherTool
 from toolweave.chat import (
     AssistantMessage,
     ChatOptions,
@@ -30,7 +31,6 @@ from toolweave.core import to_dialect
 from toolweave.providers import ChatModelError, OpenAIChatModel, RetryPolicy
 
 NO_RETRY = RetryPolicy(max_retries=0)
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
 
 DATA = Path(__file__).parents[1] / 'data'
 STREAMS = DATA / 'streams'
@@ -118,23 +118,6 @@ def loopback() -> Iterator[Loopback]:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-class WeatherTool:
-    """A minimal ToolCallback for request-body tests (the model never executes tools)."""
-
-    tool_definition = ToolDefinition(
-        'get_weather',
-        'Current weather for a city',
-        {'type': 'object', 'properties': {'city': {'type': 'string'}}, 'required': ['city']},
-    )
-    tool_metadata = ToolMetadata()
-
-    def call(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
-
-    async def acall(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
 
 
 def expected(name: str) -> dict[str, Any]:
@@ -486,12 +469,12 @@ def test_api_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_tools_are_never_strict_by_default() -> None:
     body = OpenAIChatModel(api_key='').request_body(tool_round_prompt())
     assert 'strict' not in body['tools'][0]['function']
-    assert body['tools'][0]['function']['parameters'] == WeatherTool.tool_definition.input_schema
+    assert body['tools'][0]['function']['parameters'] == WEATHER_SCHEMA
 
 
 def test_strict_uses_the_openai_strict_dialect() -> None:
     body = OpenAIChatModel(api_key='', strict=True).request_body(tool_round_prompt())
     function = body['tools'][0]['function']
     assert function['strict'] is True
-    assert function['parameters'] == to_dialect(WeatherTool.tool_definition.input_schema, 'openai-strict')
+    assert function['parameters'] == to_dialect(WEATHER_SCHEMA, 'openai-strict')
     assert function['parameters']['additionalProperties'] is False

@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 from support.provider_fixtures import collect, recorded
+from support.weather import get_weather
 from toolweave import ChatClient, tool
 from toolweave.chat import ChatResponse, Prompt, ToolCallingChatOptions
 from toolweave.chat.stream import ToolCallDeltas
 from toolweave.providers import GeminiChatModel, OpenAIChatModel
 from toolweave.providers.replay import ReplayServer, Reply
 from toolweave.tools.provider import to_tool_callbacks
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f'18 C in {city}'
 
 
 @tool
@@ -134,7 +129,10 @@ def test_ollama_v1_parallel_calls_at_index_0_are_separate_calls_and_all_run(serv
     assert text == 'done'
     assistant, *results = messages[1:]
     assert [c['id'] for c in assistant['tool_calls']] == ['call_x1', 'call_x2']
-    assert [(m['tool_call_id'], m['content']) for m in results] == [('call_x1', '18 C in Paris'), ('call_x2', '12:00')]
+    assert [(m['tool_call_id'], m['content']) for m in results] == [
+        ('call_x1', '18 C and sunny in Paris'),
+        ('call_x2', '12:00'),
+    ]
 
 
 def test_mistral_calls_without_ids_get_one_synthesised_id_sent_back_consistently(server: ReplayServer) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from support.core_fixtures import corpus_streams, load_stream
 from support.provider_fixtures import RECORDED, check_stream_against_expected, collect, collect_until_error, recorded
+from support.weather import WEATHER_SCHEMA, WeatherTool, get_weather
 from toolweave import ChatClient, tool
 from toolweave.chat import (
     AssistantMessage,
@@ -22,21 +23,8 @@ from toolweave.chat import (
 from toolweave.exceptions import ProviderStreamError
 from toolweave.providers import OpenAIResponsesModel
 from toolweave.providers.replay import ReplayChatModel, ReplayServer, Reply
-from toolweave.tools.definition import ToolDefinition, ToolMetadata
 
 STREAMS = corpus_streams('openai-responses')
-SCHEMA = {'type': 'object', 'properties': {'city': {'type': 'string'}}, 'required': ['city']}
-
-
-class WeatherTool:
-    tool_definition = ToolDefinition('get_weather', 'Current weather for a city', SCHEMA)
-    tool_metadata = ToolMetadata()
-
-    def call(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
-
-    async def acall(self, tool_input: str, tool_context: Any = None) -> str:
-        return '18 C'
 
 
 def model(server: ReplayServer, **kwargs: Any) -> OpenAIResponsesModel:
@@ -121,7 +109,7 @@ def test_request_body_snapshot() -> None:
                 'type': 'function',
                 'name': 'get_weather',
                 'description': 'Current weather for a city',
-                'parameters': SCHEMA,
+                'parameters': WEATHER_SCHEMA,
                 'strict': False,
             }
         ],
@@ -148,12 +136,6 @@ def test_calls_without_kept_items_become_function_call_items() -> None:
         {'role': 'assistant', 'content': 'ok'},
         {'type': 'function_call', 'call_id': 'c1', 'name': 'f', 'arguments': '{}'},
     ]
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f'18 C and sunny in {city}'
 
 
 REASONING_ITEM = {

@@ -1,4 +1,4 @@
-"""Helpers for the provider tests: the replay server fixture, stream collection, corpus expectations."""
+"""Helpers for the provider tests: the replay server fixture, the model factory, stream collection, expectations."""
 
 from __future__ import annotations
 
@@ -9,12 +9,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolweave import providers
 from toolweave.chat import ChatResponse, Prompt
 from toolweave.chat.model import ChatModel
+from toolweave.providers._base import HttpChatModel
 from toolweave.providers.replay import ReplayServer
 
 DATA = Path(__file__).parents[1] / 'data'
 RECORDED = DATA / 'recorded'
+
+
+PROVIDER_MODELS = {
+    'openai': 'OpenAIChatModel',
+    'responses': 'OpenAIResponsesModel',
+    'anthropic': 'AnthropicChatModel',
+    'gemini': 'GeminiChatModel',
+    'ollama': 'OllamaChatModel',
+}
+"""Provider name -> model class name in ``toolweave.providers``."""
+
+
+def build_model(provider: str, url: str, key: str | None = 'k', model: str = 'm', **kwargs: Any) -> HttpChatModel:
+    """The one model factory of the tests: a model of ``provider`` (a ``PROVIDER_MODELS`` key) at ``url``.
+
+    ``key`` is the API key (``None``: the environment's), ``kwargs`` the model's other settings.
+    """
+    cls = getattr(providers, PROVIDER_MODELS[provider])
+    built: HttpChatModel = cls(base_url=url, api_key=key, model=model, **kwargs)
+    return built
 
 
 @pytest.fixture
