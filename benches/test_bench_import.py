@@ -85,6 +85,15 @@ def heaviest(statement: str, n: int = 8) -> list[tuple[int, str]]:
     return sorted(rows, reverse=True)[:n]
 
 
+def conditions(load_before: float) -> list[str]:
+    """Lines saying under what load the run was, and what the baseline rows ran against (if any)."""
+    after = os.getloadavg()[0]
+    lines = [f'Load average (1 min) {load_before:.1f} before the run, {after:.1f} after, on {os.cpu_count()} cores.']
+    if BASELINE:
+        lines.append(f'Rows marked "(baseline)": the same statement with `{BASELINE}` first on PYTHONPATH.')
+    return lines
+
+
 def replace_section(start: str, end: str, lines: list[str]) -> None:
     """Put ``lines`` between ``start`` and ``end`` in results/import.md (replacing an older copy; other sections kept)."""
     text = RESULTS.read_text() if RESULTS.exists() else ''
@@ -96,6 +105,7 @@ def replace_section(start: str, end: str, lines: list[str]) -> None:
 
 
 def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
+    load = os.getloadavg()[0]
     best = best_times()
     bare_wall, bare_cpu = best['bare python']
     lines = [
@@ -119,6 +129,7 @@ def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
             '',
             f'One run of benches/test_bench_import.py (see its docstring): best of {ROUNDS} fresh interpreters each,',
             'interleaved. Target: at most 150 ms beyond bare Python.',
+            *conditions(load),
             '',
             *lines,
             '',
