@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
 import pydantic
+import pydantic_core
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
@@ -284,7 +285,7 @@ class MethodToolCallback:
             try:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
-                problems = self._problems_of(exc)
+                problems = self._problems_of(exc.errors(include_url=False))
                 if problems is None:
                     return None
                 raise self._invalid(problems) from None
@@ -294,8 +295,9 @@ class MethodToolCallback:
         try:
             values: dict[str, Any] = adapter.validate_json(tool_input)
         except pydantic.ValidationError as exc:
-            problems = self._problems_of(exc)
-            if problems is None or not self._all_sent_failed(exc, tool_input):
+            errors = exc.errors(include_url=False)
+            problems = self._problems_of(errors)
+            if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
             raise self._invalid(problems) from None
         problems = _number_problems(values)
@@ -309,8 +311,8 @@ class MethodToolCallback:
                 values[param.name] = None if param.default is inspect.Parameter.empty else param.default
         return values
 
-    def _all_sent_failed(self, exc: pydantic.ValidationError, tool_input: str) -> bool:
-        """Whether every parameter in ``tool_input`` has an error in ``exc`` (of ``arguments``, numbers unbounded).
+    def _all_sent_failed(self, errors: list[pydantic_core.ErrorDetails], tool_input: str) -> bool:
+        """Whether every parameter in ``tool_input`` has one of the ``errors`` (of ``arguments``, numbers unbounded).
 
         The slow path also lists the number problems of the parameters that validated; when none
         did, the one-step error says all it would (a model with numbers has no bounded validator:
@@ -320,10 +322,10 @@ class MethodToolCallback:
             sent = parse_arguments(tool_input).keys() & self._param_names
         except ToolArgumentsError:
             return False
-        return sent <= {error['loc'][0] for error in exc.errors(include_url=False) if error['loc']}
+        return sent <= {error['loc'][0] for error in errors if error['loc']}
 
-    def _problems_of(self, exc: pydantic.ValidationError) -> list[str] | None:
-        """The problems :meth:`_validate` would list, read from the one-step validation's error.
+    def _problems_of(self, errors: list[pydantic_core.ErrorDetails]) -> list[str] | None:
+        """The problems :meth:`_validate` would list, read from the one-step validation's errors.
 
         ``None`` when only the slow path can tell: text that is not a JSON object, numbers refused
         by the bounds of ``checked_arguments`` (the slow path names them its own way), left-out
@@ -332,7 +334,7 @@ class MethodToolCallback:
         """
         unexpected: list[str] = []
         problems: list[str] = []
-        for error in exc.errors(include_url=False):
+        for error in errors:
             location = error['loc']
             if not location or error['type'] in _SLOW_PATH_ERRORS or error['type'].endswith('_type'):
                 return None
