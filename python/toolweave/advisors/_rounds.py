@@ -370,7 +370,7 @@ class RoundEngine:
                 threads hand their events over to it); ``None`` emits in the calling thread.
         """
         if self.emit is None:
-            return nullcontext()
+            return _NOT_LISTENING
         self._listener = _ToolEvents(self.rounds, self.emit, loop)
         return listening_to_tools(self._listener)
 
@@ -393,8 +393,9 @@ class RoundEngine:
 
     def _guard(self, response: ChatClientResponse) -> ChatClientResponse | None:
         """A final response when ``max_rounds`` or the repetition check ends the loop, else ``None``."""
-        calls = _chat(response).tool_calls
-        if not self.advisor.execute_truncated_tool_calls and _chat(response).has_finish_reasons({LENGTH_FINISH_REASON}):
+        chat = _chat(response)
+        calls = chat.tool_calls
+        if not self.advisor.execute_truncated_tool_calls and _cut_off(chat):
             text = (
                 f'Tool-calling loop stopped: the model reached its output-token limit (finish reason length) '
                 f'while asking for tools; {len(calls)} tool call(s) not executed, their arguments may be cut short.'
@@ -675,9 +676,9 @@ def _execution_options(round_options: ChatOptions | None, loop_options: ChatOpti
     Tools the hook took away stay executable after the hook's own (a hook that narrows what the model
     is sent, as tool search does, must not make a tool the model names exactly unknown).
     """
-    if not isinstance(round_options, ToolCallingChatOptions) or not isinstance(loop_options, ToolCallingChatOptions):
+    if round_options is loop_options:  # the hook left them (the common case)
         return round_options
-    if round_options is loop_options:
+    if not isinstance(round_options, ToolCallingChatOptions) or not isinstance(loop_options, ToolCallingChatOptions):
         return round_options
     names = {callback.tool_definition.name for callback in round_options.tool_callbacks}
     kept = tuple(c for c in loop_options.tool_callbacks if c.tool_definition.name not in names)
@@ -686,6 +687,18 @@ def _execution_options(round_options: ChatOptions | None, loop_options: ChatOpti
         tool_callbacks=(*round_options.tool_callbacks, *kept),
         tool_names=round_options.tool_names | loop_options.tool_names,
     )
+
+
+_NOT_LISTENING: ContextManager[None] = nullcontext()
+
+
+def _cut_off(chat: ChatResponse) -> bool:
+    """A generation finished with ``length`` (any case), as ``chat.has_finish_reasons({'length'})``, without sets."""
+    for generation in chat.generations:
+        reason = generation.finish_reason
+        if reason is not None and reason.lower() == LENGTH_FINISH_REASON:
+            return True
+    return False
 
 
 def _tool_call_chunk(chunk: ChatClientResponse) -> bool:

@@ -53,6 +53,8 @@ class ChatClientRequest:
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
         """The same context with another prompt."""
+        if type(self) is ChatClientRequest:  # built directly: a replace() costs 3x, once per round and advisor
+            return ChatClientRequest(prompt, self.context)
         return replace(self, prompt=prompt)
 
 

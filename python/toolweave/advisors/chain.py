@@ -49,6 +49,8 @@ class DefaultAroundAdvisorChain:
         self._advisors: tuple[Advisor, ...] = tuple(advisors) if _sorted else tuple(sorted(advisors, key=_order))
         self._position = _position
         self._check_params = not _sorted
+        self._call_step: tuple[CallAdvisor, DefaultAroundAdvisorChain] | None = None
+        self._stream_step: tuple[StreamAdvisor, DefaultAroundAdvisorChain] | None = None
 
     @property
     def advisors(self) -> tuple[Advisor, ...]:
@@ -58,20 +60,31 @@ class DefaultAroundAdvisorChain:
     def next_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (blocking)."""
         self._check(request)
-        index = self._next_index(CallAdvisor)
-        return cast(CallAdvisor, self._advisors[index]).advise_call(request, self._after(index))
+        advisor, rest = self._next_call_step()
+        return advisor.advise_call(request, rest)
 
     async def anext_call(self, request: ChatClientRequest) -> ChatClientResponse:
         """Run the next :class:`CallAdvisor` (async)."""
         self._check(request)
-        index = self._next_index(CallAdvisor)
-        return await cast(CallAdvisor, self._advisors[index]).aadvise_call(request, self._after(index))
+        advisor, rest = self._next_call_step()
+        return await advisor.aadvise_call(request, rest)
 
     def next_stream(self, request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
         """Run the next :class:`StreamAdvisor`."""
         self._check(request)
-        index = self._next_index(StreamAdvisor)
-        return cast(StreamAdvisor, self._advisors[index]).advise_stream(request, self._after(index))
+        step = self._stream_step
+        if step is None:  # found once: the tool loop enters the same chain every round
+            index = self._next_index(StreamAdvisor)
+            step = self._stream_step = (cast(StreamAdvisor, self._advisors[index]), self._after(index))
+        return step[0].advise_stream(request, step[1])
+
+    def _next_call_step(self) -> tuple[CallAdvisor, DefaultAroundAdvisorChain]:
+        """The next call advisor and the chain after it, found once (the chain is immutable)."""
+        step = self._call_step
+        if step is None:
+            index = self._next_index(CallAdvisor)
+            step = self._call_step = (cast(CallAdvisor, self._advisors[index]), self._after(index))
+        return step
 
     def _check(self, request: ChatClientRequest) -> None:
         _check_request(request)

@@ -34,8 +34,8 @@ Hooks for subclasses (count rounds, audit, stop the loop): ``do_initialize_loop`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
@@ -64,7 +64,7 @@ from toolweave.advisors.eligibility import DefaultToolExecutionEligibilityChecke
 from toolweave.chat.messages import Message, SystemMessage
 from toolweave.chat.options import ToolCallingChatOptions
 from toolweave.exceptions import ToolCallLimitExceededError
-from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult
+from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager, ToolExecutionResult, tracer_is_noop
 
 __all__ = [
     'LENGTH_FINISH_REASON',
@@ -331,19 +331,26 @@ def _check_bound(name: str, value: int | None, minimum: int) -> None:
 
 
 def _open_round_span(number: int) -> trace.Span:
-    """A started span for model round ``number`` (the caller ends it)."""
+    """A started span for model round ``number`` (the caller ends it).
+
+    The no-op span, without starting one, when no tracing SDK is behind the tracer (asked each round).
+    """
+    if tracer_is_noop(_tracer):
+        return trace.INVALID_SPAN
     return _tracer.start_span(ROUND_SPAN_NAME, attributes={'toolweave.round.number': number})
 
 
-@contextmanager
-def _round_span(number: int) -> Iterator[trace.Span]:
+def _round_span(number: int) -> AbstractContextManager[trace.Span]:
     """The span of round ``number``, current for the whole block (blocking and async drivers)."""
     span = _open_round_span(number)
-    if not span.get_span_context().is_valid:  # no tracing SDK: nothing to make current
-        yield span
-        return
-    with trace.use_span(span, end_on_exit=True) as current:
-        yield current
+    if span is trace.INVALID_SPAN:
+        return _NO_SPAN
+    if not span.get_span_context().is_valid:  # a non-recording span: nothing to make current
+        return nullcontext(span)
+    return trace.use_span(span, end_on_exit=True)
+
+
+_NO_SPAN = nullcontext(trace.INVALID_SPAN)
 
 
 async def _in_span(span: trace.Span, awaitable: Awaitable[_T]) -> _T:

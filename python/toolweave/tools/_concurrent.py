@@ -281,7 +281,7 @@ def timeout_error(callback: ToolCallback, timeout: float) -> ToolExecutionError:
     return ToolExecutionError(callback.tool_definition, TimeoutError(message), message)
 
 
-def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext, timeout: float | None) -> str:
+def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext | None, timeout: float | None) -> str:
     """``callback.call`` in the calling thread, or in a worker thread when a timeout must bound the wait.
 
     Raises:
@@ -298,7 +298,7 @@ def call_blocking(callback: ToolCallback, arguments: str, context: ToolContext, 
         raise timeout_error(callback, timeout) from None
 
 
-async def call_async(callback: ToolCallback, arguments: str, context: ToolContext, timeout: float | None) -> str:
+async def call_async(callback: ToolCallback, arguments: str, context: ToolContext | None, timeout: float | None) -> str:
     """Run one call from a coroutine: async tools on the loop, sync tools in a worker thread.
 
     Raises:
@@ -318,7 +318,9 @@ async def call_async(callback: ToolCallback, arguments: str, context: ToolContex
     raise error
 
 
-async def _call_in_thread(callback: ToolCallback, arguments: str, context: ToolContext, timeout: float | None) -> str:
+async def _call_in_thread(
+    callback: ToolCallback, arguments: str, context: ToolContext | None, timeout: float | None
+) -> str:
     """``callback.call`` on a worker thread, abandoned past ``timeout``.
 
     When the caller is cancelled, the thread is waited for, but never past the call's timeout: a call

@@ -92,6 +92,10 @@ def _media(value: Any) -> Media | None:
     return None
 
 
+_PLAIN_JSON = frozenset({int, float, bool, dict})
+"""Exact types that are never content parts (a ``dict`` is JSON whatever it holds, as :func:`_json` writes it)."""
+
+
 def _is_part(value: Any) -> bool:
     return isinstance(value, (Media, bytes, bytearray, memoryview)) or _is_pil_image(value)
 
@@ -132,6 +136,8 @@ class DefaultToolCallResultConverter:
             return 'Done'
         if isinstance(result, str):
             return result
+        if type(result) in _PLAIN_JSON:  # the common case: no content part to look for
+            return _json(result)
         part = _media(result)
         if part is not None:
             return ContentResult('', (part,))

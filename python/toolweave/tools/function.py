@@ -103,6 +103,18 @@ class FunctionToolCallback:
         return self._definition
 
     @property
+    def takes_tool_context(self) -> bool:
+        """Whether :meth:`call` reads its ``tool_context``: the function takes a ``ToolContext``.
+
+        The tool-calling manager builds a ``ToolContext`` only for the calls of tools that read one. A
+        subclass that overrides ``call`` or ``acall`` is taken to read it.
+        """
+        overridden = (
+            type(self).call is not FunctionToolCallback.call or type(self).acall is not FunctionToolCallback.acall
+        )
+        return overridden or self._pass_context
+
+    @property
     def tool_metadata(self) -> ToolMetadata:
         """``return_direct`` and ``max_retries``."""
         return self._metadata

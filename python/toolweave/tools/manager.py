@@ -39,8 +39,9 @@ import contextvars
 import enum
 import logging
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
@@ -57,6 +58,7 @@ from toolweave.approvals import (
     asked_pending,
     reset_approved,
 )
+from toolweave.chat.content import Media
 from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -195,11 +197,13 @@ class DefaultToolCallingManager:
             not isinstance(max_concurrency, int) or isinstance(max_concurrency, bool) or max_concurrency < 1
         ):
             raise ValueError(f'max_concurrency must be a positive int or None, got {max_concurrency!r}')
-        ToolMetadata(timeout=default_timeout)  # same validation as a tool's own timeout
+        if default_timeout is not None:
+            ToolMetadata(timeout=default_timeout)  # same validation as a tool's own timeout
         self.max_concurrency = max_concurrency
         self.default_timeout = default_timeout
         self._counters: OrderedDict[int, tuple[tuple[Message, ...], ToolCallCounter]] = OrderedDict()
         self._counters_lock = threading.Lock()
+        self._tables: tuple[weakref.ref[ChatOptions] | None, Mapping[str, _Tool]] = (None, {})
         self.tool_callback_resolver = tool_callback_resolver
         self.exception_processor = exception_processor or DefaultToolExecutionExceptionProcessor()
         self.limits = limits or ToolCallLimits()
@@ -240,9 +244,9 @@ class DefaultToolCallingManager:
         token = approved_scope(batch.approved)
         try:
             for index, call in enumerate(batch.message.tool_calls):
-                callback = batch.prepare(index, call)
-                if callback is not None:
-                    self._run_one_blocking(batch, index, call, callback)
+                tool = batch.prepare(index, call)
+                if tool is not None:
+                    self._run_one_blocking(batch, index, call, tool)
         finally:
             reset_approved(token)
         return batch.result()
@@ -259,16 +263,16 @@ class DefaultToolCallingManager:
                 calls before the breaching one have run and the error carries the history up to the breach.
         """
         batch = _Batch(self, prompt, chat_response)
-        planned: list[tuple[int, ToolCall, ToolCallback]] = []
+        planned: list[tuple[int, ToolCall, _Tool]] = []
         breach: ToolCallLimitExceededError | None = None
         for index, call in enumerate(batch.message.tool_calls):
             try:
-                callback = batch.prepare(index, call)
+                tool = batch.prepare(index, call)
             except ToolCallLimitExceededError as error:
                 breach = error
                 break
-            if callback is not None:
-                planned.append((index, call, callback))
+            if tool is not None:
+                planned.append((index, call, tool))
         semaphore = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
         token = approved_scope(batch.approved)
         try:
@@ -281,14 +285,14 @@ class DefaultToolCallingManager:
         return batch.result()
 
     async def _run_group(
-        self, batch: _Batch, group: list[tuple[int, ToolCall, ToolCallback]], semaphore: asyncio.Semaphore | None
+        self, batch: _Batch, group: list[tuple[int, ToolCall, _Tool]], semaphore: asyncio.Semaphore | None
     ) -> None:
         # Plain sync tools (no timeout, no concurrency cap) go to the pool together and wake the loop
         # once when the last returns: one event-loop wake-up per group instead of one per call.
-        pooled: list[tuple[int, ToolCall, ToolCallback]] = []
-        others: list[tuple[int, ToolCall, ToolCallback]] = []
+        pooled: list[tuple[int, ToolCall, _Tool]] = []
+        others: list[tuple[int, ToolCall, _Tool]] = []
         for item in group:
-            plain = semaphore is None and runs_in_thread(item[2]) and self._timeout(item[2]) is None
+            plain = semaphore is None and runs_in_thread(item[2].callback) and self._timeout(item[2]) is None
             (pooled if plain else others).append(item)
         # one awaitable: awaited in this task (as a task it would add a wake-up, and carrying for nothing)
         if not pooled and len(others) == 1:
@@ -313,7 +317,7 @@ class DefaultToolCallingManager:
             failure = error.error
         raise failure
 
-    async def _run_in_threads(self, batch: _Batch, items: list[tuple[int, ToolCall, ToolCallback]]) -> None:
+    async def _run_in_threads(self, batch: _Batch, items: list[tuple[int, ToolCall, _Tool]]) -> None:
         """Run sync tools in worker threads at once; on cancellation wait until every thread has returned."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -328,9 +332,9 @@ class DefaultToolCallingManager:
                 loop.call_soon_threadsafe(_resolve, done)
 
         futures = []
-        for index, call, callback in items:
+        for index, call, tool in items:
             context = contextvars.copy_context()
-            future = executor().submit(context.run, self._run_one_blocking, batch, index, call, callback)
+            future = executor().submit(context.run, self._run_one_blocking, batch, index, call, tool)
             future.add_done_callback(finished)
             futures.append(future)
         try:
@@ -345,12 +349,13 @@ class DefaultToolCallingManager:
         for future in futures:
             result_of(future)  # the first failure, in call order
 
-    def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback) -> None:
-        with tool_call_scope(call), self._span(call, callback) as span:
+    def _run_one_blocking(self, batch: _Batch, index: int, call: ToolCall, tool: _Tool) -> None:
+        callback = tool.callback
+        with tool_call_scope(call), batch.span(call, callback) as span:
             batch.started(call)
             failure: ToolExecutionError | None = None
             try:
-                text = call_blocking(callback, batch.arguments(call), batch.context(), self._timeout(callback))
+                text = call_blocking(callback, batch.arguments(call), batch.context_for(tool), self._timeout(tool))
             except (ToolExecutionError, ApprovalRequired) as raised:
                 error = batch.held_or_failure(index, call, callback, raised)
                 if error is None:
@@ -358,17 +363,19 @@ class DefaultToolCallingManager:
                 self._warn(call, error)
                 batch.check_retry_budget(callback, error)
                 failure, text = error, self._process(error, span)
-            batch.record(index, call, callback, text, span, failure)
+            batch.record(index, call, tool, text, span, failure)
 
     async def _run_one(
-        self, batch: _Batch, index: int, call: ToolCall, callback: ToolCallback, semaphore: asyncio.Semaphore | None
+        self, batch: _Batch, index: int, call: ToolCall, tool: _Tool, semaphore: asyncio.Semaphore | None
     ) -> None:
+        callback = tool.callback
         async with _limited(semaphore):
-            with tool_call_scope(call), self._span(call, callback) as span:
+            with tool_call_scope(call), batch.span(call, callback) as span:
                 batch.started(call)
                 failure: ToolExecutionError | None = None
                 try:
-                    text = await call_async(callback, batch.arguments(call), batch.context(), self._timeout(callback))
+                    context = batch.context_for(tool)
+                    text = await call_async(callback, batch.arguments(call), context, self._timeout(tool))
                 except (ToolExecutionError, ApprovalRequired) as raised:
                     error = batch.held_or_failure(index, call, callback, raised)
                     if error is None:
@@ -376,11 +383,10 @@ class DefaultToolCallingManager:
                     self._warn(call, error)
                     batch.check_retry_budget(callback, error)
                     failure, text = error, self._process(error, span)
-                batch.record(index, call, callback, text, span, failure)
+                batch.record(index, call, tool, text, span, failure)
 
-    def _timeout(self, callback: ToolCallback) -> float | None:
-        timeout = getattr(callback.tool_metadata, 'timeout', None)
-        return timeout if timeout is not None else self.default_timeout
+    def _timeout(self, tool: _Tool) -> float | None:
+        return tool.timeout if tool.timeout is not None else self.default_timeout
 
     def _counter_for(self, history: tuple[Message, ...]) -> ToolCallCounter:
         """The counter after ``history``: reused from the previous round when it is that round's history.
@@ -413,12 +419,30 @@ class DefaultToolCallingManager:
             raise LookupError(f'No ToolCallback found for tool name: {name}')
         return callback
 
+    def _tools_by_name(self, options: ChatOptions | None) -> Mapping[str, _Tool]:
+        """The request's tools by name (the first of a name wins), built once per options object.
+
+        The tool loop hands every round the same options, so the table is kept (by a weak reference)
+        for the next batch instead of being rebuilt per batch or scanned per call.
+        """
+        if not isinstance(options, ToolCallingChatOptions):
+            return {}
+        ref, table = self._tables
+        if ref is not None and ref() is options:
+            return table
+        table = {}
+        for callback in options.tool_callbacks:
+            name = callback.tool_definition.name
+            if name not in table:
+                table[name] = _Tool(callback)
+        self._tables = (weakref.ref(options), table)
+        return table
+
     def _lookup(self, options: ChatOptions | None, name: str) -> ToolCallback | None:
         """The tool called ``name``, or ``None`` after warning that the model may have changed the name."""
-        if isinstance(options, ToolCallingChatOptions):
-            for callback in options.tool_callbacks:
-                if callback.tool_definition.name == name:
-                    return callback
+        tool = self._tools_by_name(options).get(name)
+        if tool is not None:
+            return tool.callback
         if self.resolution_fallback_enabled and self.tool_callback_resolver is not None:
             resolved = self.tool_callback_resolver.resolve(name)
             if resolved is not None:
@@ -444,12 +468,6 @@ class DefaultToolCallingManager:
         span.set_status(trace.StatusCode.ERROR, scrub_text(str(error)))
         return self.exception_processor.process(error)
 
-    def _span(self, call: ToolCall, callback: ToolCallback) -> AbstractContextManager[trace.Span]:
-        """The call's ``execute_tool`` span, current inside the block; a no-op span when tracing is off."""
-        if _tracing_off():  # what the no-op tracer would give, without building the attributes
-            return _NO_SPAN
-        return self._recorded_span(call, callback)
-
     @contextmanager
     def _recorded_span(self, call: ToolCall, callback: ToolCallback) -> Iterator[trace.Span]:
         definition = callback.tool_definition
@@ -474,13 +492,20 @@ _NO_SPAN = nullcontext(trace.INVALID_SPAN)
 
 
 def _tracing_off() -> bool:
-    """No tracing SDK behind ``_tracer`` (no tracer provider set yet): its spans would be non-recording no-ops.
+    """No tracing SDK behind ``_tracer`` (no tracer provider set yet): its spans would be non-recording no-ops."""
+    return tracer_is_noop(_tracer)
 
-    The proxy tracer's delegate is exactly what its ``start_span`` would use (a ``NoOpTracer`` until a
-    provider is set), read without looking the provider up in the environment on every call.
+
+def tracer_is_noop(tracer: trace.Tracer) -> bool:
+    """Whether ``tracer``'s spans would be non-recording no-ops (no tracing SDK behind it, as yet).
+
+    A proxy tracer's delegate is exactly what its ``start_span`` would use (a ``NoOpTracer`` until a
+    provider is set), read without looking the provider up in the environment. Asked once per batch
+    (the manager) or round (the tool loop), so a provider set later still gets the next ones' spans.
     """
-    delegate = getattr(_tracer, '_tracer', None) if isinstance(_tracer, trace.ProxyTracer) else _tracer
-    return isinstance(delegate, trace.NoOpTracer)
+    proxy = type(tracer) is trace.ProxyTracer or isinstance(tracer, trace.ProxyTracer)  # exact type first: ABCs
+    delegate = getattr(tracer, '_tracer', None) if proxy else tracer
+    return type(delegate) is trace.NoOpTracer or isinstance(delegate, trace.NoOpTracer)
 
 
 class _Batch:
@@ -497,16 +522,37 @@ class _Batch:
         self.pending: dict[int, PendingToolCall] = {}
         self.return_direct: bool | None = None
         self._lock = threading.Lock()  # tools of one batch may finish in several threads at once
-        self.context = per_call_contexts(_tool_context_values(prompt, self.message))
-        """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`)."""
+        self._contexts: Callable[[], ToolContext] | None = None
         self.listener = current_tool_listener()
         options = prompt.options
         approved = (
-            options.tool_context.get(APPROVED_TOOL_CALLS_KEY) if isinstance(options, ToolCallingChatOptions) else ()
+            options.tool_context.get(APPROVED_TOOL_CALLS_KEY) if isinstance(options, ToolCallingChatOptions) else None
         )
-        self.approved: frozenset[str] = frozenset(approved or ())
+        self.approved: frozenset[str] = frozenset(approved) if approved else _NONE_APPROVED
+        self.tools = manager._tools_by_name(options)
+        self.traced = not _tracing_off()  # asked once per batch: a provider set later gets the next batch's spans
 
-    def prepare(self, index: int, call: ToolCall) -> ToolCallback | None:
+    def context(self) -> ToolContext:
+        """A ``ToolContext`` for one call: its own copy of the containers (see :class:`ToolContext`).
+
+        Built on first use: a batch whose tools read no context (and ask no approval predicate) builds none.
+        """
+        contexts = self._contexts
+        if contexts is None:  # two threads may both build it: equal factories, either one serves
+            contexts = self._contexts = per_call_contexts(_tool_context_values(self.prompt, self.message))
+        return contexts()
+
+    def context_for(self, tool: _Tool) -> ToolContext | None:
+        """The context handed to ``tool``'s call: ``None`` for a tool that says it reads none."""
+        return self.context() if tool.takes_context else None
+
+    def span(self, call: ToolCall, callback: ToolCallback) -> AbstractContextManager[trace.Span]:
+        """The call's ``execute_tool`` span, current inside the block; a no-op span when tracing is off."""
+        if not self.traced:  # what the no-op tracer would give, without building the attributes
+            return _NO_SPAN
+        return self.manager._recorded_span(call, callback)
+
+    def prepare(self, index: int, call: ToolCall) -> _Tool | None:
         """Limit check (every call counts), then lookup; ``None`` when the call was answered with an error text.
 
         Raises:
@@ -520,18 +566,22 @@ class _Batch:
             if self.manager.limits.behavior is ToolCallLimitBehavior.THROW:
                 raise self.limit_error(breach.tool_name, breach.limit)
             return None
-        callback = self.manager._lookup(self.prompt.options, call.name)
-        if callback is None:
-            if self.manager.unknown_tool_behavior is UnknownToolBehavior.THROW:
-                raise LookupError(f'No ToolCallback found for tool name: {call.name}')
-            self.answer(index, call, _unknown_tool_text(call.name, self.prompt.options), LookupError.__name__)
-        elif call.id not in self.approved:
-            held = approval_hold(callback.tool_metadata, call, self.context)
+        tool = self.tools.get(call.name)
+        if tool is None:
+            callback = self.manager._lookup(self.prompt.options, call.name)  # the resolver's, if any
+            if callback is None:
+                if self.manager.unknown_tool_behavior is UnknownToolBehavior.THROW:
+                    raise LookupError(f'No ToolCallback found for tool name: {call.name}')
+                self.answer(index, call, _unknown_tool_text(call.name, self.prompt.options), LookupError.__name__)
+                return None
+            tool = _Tool(callback)
+        if tool.may_wait and call.id not in self.approved:
+            held = approval_hold(tool.metadata, call, self.context)
             if held is not None:
                 with self._lock:
                     self.pending[index] = held
                 return None
-        return callback
+        return tool
 
     def held_or_failure(
         self, index: int, call: ToolCall, callback: ToolCallback, raised: ToolExecutionError | ApprovalRequired
@@ -579,7 +629,7 @@ class _Batch:
         self,
         index: int,
         call: ToolCall,
-        callback: ToolCallback,
+        tool: _Tool,
         text: str | None,
         span: trace.Span,
         failure: ToolExecutionError | None = None,
@@ -588,12 +638,17 @@ class _Batch:
 
         A ``failure`` marks the response ``is_error`` with the cause's class name as ``error_type``.
         """
-        response_text = scrub_text(str(text)) if text is not None else ''  # a ContentResult's text as a plain str
+        media: tuple[Media, ...] = ()
+        if type(text) is str:  # the common case: plain text, no content parts
+            response_text = scrub_text(text)
+        else:  # a ContentResult's text as a plain str, its parts as media
+            response_text = scrub_text(str(text)) if text is not None else ''
+            if text is not None:
+                media = content_parts(text)
         if self.manager.record_content:
             span.set_attribute('gen_ai.tool.call.result', response_text)
-        direct = callback.tool_metadata.return_direct
+        direct = tool.return_direct
         error_type = type(failure.cause).__name__ if failure is not None else None
-        media = content_parts(text) if text is not None else ()
         response = ToolResponse(call.id, call.name, response_text, failure is not None, error_type, media)
         with self._lock:
             self.return_direct = direct if self.return_direct is None else self.return_direct and direct
@@ -617,17 +672,46 @@ class _Batch:
         return ToolExecutionResult(history, bool(self.return_direct), pending)
 
 
+_NONE_APPROVED: frozenset[str] = frozenset()
+
+
+class _Tool:
+    """A request's tool with what every call of it reads, taken from the callback once per request.
+
+    Attributes:
+        callback: The tool.
+        metadata: Its ``tool_metadata``.
+        timeout: Its own ``timeout`` (``None``: the manager's default applies).
+        return_direct: Its ``return_direct`` flag.
+        may_wait: Deferred, or with a ``requires_approval`` rule: each call asks :func:`approval_hold`.
+        takes_context: Its ``call`` reads the ``ToolContext`` (a callback's ``takes_tool_context``,
+            ``True`` when it does not say): only then is one built for the call.
+    """
+
+    __slots__ = ('callback', 'may_wait', 'metadata', 'return_direct', 'takes_context', 'timeout')
+
+    def __init__(self, callback: ToolCallback) -> None:
+        metadata = callback.tool_metadata
+        self.callback = callback
+        self.metadata = metadata
+        self.timeout: float | None = getattr(metadata, 'timeout', None)
+        self.return_direct = bool(metadata.return_direct)
+        rule = getattr(metadata, 'requires_approval', False)
+        self.may_wait = bool(getattr(metadata, 'deferred', False)) or rule is True or callable(rule)
+        self.takes_context = getattr(callback, 'takes_tool_context', True) is not False
+
+
 def _resolve(done: asyncio.Future[None]) -> None:
     if not done.done():
         done.set_result(None)
 
 
-def _groups(planned: list[tuple[int, ToolCall, ToolCallback]]) -> list[list[tuple[int, ToolCall, ToolCallback]]]:
+def _groups(planned: list[tuple[int, ToolCall, _Tool]]) -> list[list[tuple[int, ToolCall, _Tool]]]:
     """Consecutive calls that may overlap; a ``sequential`` tool forms a group of its own."""
-    groups: list[list[tuple[int, ToolCall, ToolCallback]]] = []
-    current: list[tuple[int, ToolCall, ToolCallback]] = []
+    groups: list[list[tuple[int, ToolCall, _Tool]]] = []
+    current: list[tuple[int, ToolCall, _Tool]] = []
     for item in planned:
-        if getattr(item[2].tool_metadata, 'sequential', False):
+        if getattr(item[2].metadata, 'sequential', False):
             if current:
                 groups.append(current)
                 current = []

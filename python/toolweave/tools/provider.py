@@ -203,6 +203,8 @@ def check_unique_tool_names(callbacks: Sequence[ToolCallback], owners: Sequence[
         ValueError: ``Multiple tools with the same name 'a': <owner> and <owner>; 'b': ...``.
     """
     callbacks = _items('callbacks', callbacks)
+    if len({cb.tool_definition.name for cb in callbacks}) == len(callbacks):  # the common case, without a Counter
+        return
     duplicates = duplicate_tool_names(callbacks)
     if not duplicates:
         return
