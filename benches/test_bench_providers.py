@@ -8,8 +8,8 @@ or three tool calls in about 600 events), one write per SSE event as providers s
   consumed in one event loop (it pools its connection per loop).
 - toolweave sync: ``model.stream_sync(prompt)`` (the pooled blocking client, no loop or thread).
 - toolweave sync via a private loop (not a target, shown for scale): the async stream iterated from blocking
-  code through ``StreamIterator``, the private loop thread ``ChatClient``'s sync streams use (a new loop, so
-  a new client and connection, per stream, and one cross-thread hand-off per chunk).
+  code through ``StreamIterator``, as ``ChatClient``'s sync streams do (a private loop run in the iterating
+  thread while each chunk is awaited: a new loop, so a new client and connection, per stream).
 - floor: one shared ``httpx.AsyncClient``/``httpx.Client`` (connection reused), ``aiter_lines()`` and
   ``orjson.loads`` of every ``data:`` line: the least any client must do.
 
@@ -113,7 +113,7 @@ def toolweave_sync(model: Any) -> int:
     return len(list(model.stream_sync(Prompt.of('What is the weather in Paris?'))))
 
 
-def toolweave_loop_thread(model: Any) -> int:
+def toolweave_private_loop(model: Any) -> int:
     return len(list(StreamIterator(lambda: model.stream(Prompt.of('What is the weather in Paris?')))))
 
 
@@ -145,7 +145,7 @@ def measure(url: str, case: str) -> dict[str, tuple[float, float]]:
         'toolweave async': lambda: loop.run_until_complete(many_toolweave()),
         'floor sync': lambda: [floor_sync(sync_client, request) for _ in range(STREAMS)],
         'toolweave sync': lambda: [toolweave_sync(model) for _ in range(STREAMS)],
-        'toolweave loop-thread': lambda: [toolweave_loop_thread(model) for _ in range(STREAMS)],
+        'toolweave private-loop': lambda: [toolweave_private_loop(model) for _ in range(STREAMS)],
     }
     for run in ways.values():
         run()  # warm up: connections, caches
@@ -173,7 +173,7 @@ def test_streams_agree(server: str) -> None:
         chunks = toolweave_sync(model)
         assert events > 390
         assert chunks > 390
-        assert asyncio.run(toolweave_async(model)) == toolweave_loop_thread(model) == chunks
+        assert asyncio.run(toolweave_async(model)) == toolweave_private_loop(model) == chunks
         model.close()
 
 
@@ -181,7 +181,7 @@ def test_provider_stream_ratios(server: str, capsys: pytest.CaptureFixture[str])
     rows = []
     for case in CASES:
         best = measure(server, case)
-        for mode in ('async', 'sync', 'loop-thread'):
+        for mode in ('async', 'sync', 'private-loop'):
             tw, floor = best[f'toolweave {mode}'], best[f'floor {"async" if mode == "async" else "sync"}']
             rows.append((case, mode, tw, floor, tw[0] / floor[0], tw[1] / floor[1]))
     lines = [
@@ -211,10 +211,11 @@ def write_results(table: str, rows: list[tuple[Any, ...]]) -> None:
         '# Provider streaming with default settings vs the raw httpx + orjson floor\n\n'
         'One run of benches/test_bench_providers.py (see its docstring). Per stream: CPU time of the client\n'
         f'process and wall time, best of {REPEAT} rounds of {STREAMS} streams over a keep-alive loopback server\n'
-        '(a subprocess). Target: CPU ratio <= 1.5 for async and sync; loop-thread (the async stream pulled through\n'
-        'a private loop thread, as ChatClient sync streams do) is for scale, against the sync floor.\n\n' + table + '\n'
+        '(a subprocess). Target: CPU ratio <= 1.5 for async and sync; private-loop (the async stream iterated with\n'
+        '`for`, on a private loop in the same thread, as ChatClient sync streams do) is for scale, against the\n'
+        'sync floor. Run on a machine shared with other work (same-run ratios).\n\n' + table + '\n'
     )
-    rows = [r for r in rows if r[1] != 'loop-thread']  # off the chart's scale; in the table
+    rows = [r for r in rows if r[1] != 'private-loop']  # off the chart's scale; in the table
     labels = [f'{case}\n{mode}' for case, mode, *_ in rows]
     fig, ax = plt.subplots(figsize=(10, 4))
     ax.bar(
