@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import local_model as local
 from support.core_fixtures import corpus_streams, load_stream, stream_format
 from support.loop_fixtures import LoopRunner
 from support.provider_fixtures import DATA, RECORDED, build_model
@@ -651,10 +652,8 @@ def test_error_flag_round_trips_through_memory_and_old_rows_load() -> None:
 
 
 @pytest.mark.local_model
+@local.needs_local
 def test_events_of_the_local_model_tool_loop() -> None:
-    local = pytest.importorskip('test_local_model')
-    if not local.HAVE_LOCAL:
-        pytest.skip("needs pip install 'toolweave[local]'")
     from toolweave.providers import LocalChatModel
 
     local.CALLS.clear()
