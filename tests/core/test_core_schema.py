@@ -217,18 +217,21 @@ def test_validate_json_int64_refuses_integers_beyond_the_signed_range(core, text
     with pytest.raises(ValueError, match=r'^integer out of the signed 64-bit range \(int64=True\)$') as info:
         v.validate_json(text, int64=True)
     assert not isinstance(info.value, SchemaValidationError | ToolArgumentsError)
-    with pytest.raises(SchemaValidationError):  # without it the value is only validated
+    with pytest.raises(SchemaValidationError) as plain:  # without it the value is only validated
         v.validate_json(text)
+    assert [(e['pointer'], e['keyword']) for e in plain.value.errors] == [('/n', 'type')]
 
 
 def test_validate_json_int64_accepts_the_signed_range_and_reports_the_rest_as_before(core):
     v = core.SchemaValidator({'type': 'object', 'properties': {'n': {'type': 'integer'}}})
     text = '{"n": 9223372036854775807, "m": [-9223372036854775808, 1.5e300]}'
     assert v.validate_json(text, int64=True) == v.validate_json(text) == json.loads(text)
-    with pytest.raises(SchemaValidationError):
+    with pytest.raises(SchemaValidationError) as invalid:
         v.validate_json('{"n": 1.5}', int64=True)
-    with pytest.raises(ToolArgumentsError):
+    assert [(e['pointer'], e['keyword']) for e in invalid.value.errors] == [('/n', 'type')]
+    with pytest.raises(ToolArgumentsError) as broken:
         v.validate_json('{"n": 1', int64=True)
+    assert (broken.value.position, broken.value.line, broken.value.column) == (7, 1, 8)
     with pytest.raises(ValueError, match='infinity'):
         v.validate_json('{"n": 1e400}', int64=True)
 

@@ -123,9 +123,10 @@ def test_429_retries_run_out(server: ReplayServer) -> None:
 def test_retry_after_beyond_the_cap_is_raised_at_once(server: ReplayServer) -> None:
     delays: list[float] = []
     server.queue(Reply(429, b'{}', headers={'Retry-After': '3600'}))
-    with model(server, delays) as m, pytest.raises(RateLimitError):
+    with model(server, delays) as m, pytest.raises(RateLimitError) as info:
         m.call(Prompt.of('hi'))
     assert delays == [] and len(server.requests) == 1
+    assert (info.value.status_code, info.value.retry_after) == (429, 3600.0)  # the caller can wait it out
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def test_an_unknown_name_is_an_attribute_error(package: str) -> None:
     module = importlib.import_module(package)
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'NoSuchName'"):
         module.NoSuchName  # noqa: B018
-    with pytest.raises(ImportError):
+    with pytest.raises(ImportError, match=f"^cannot import name 'NoSuchName' from '{package}' "):
         exec(f'from {package} import NoSuchName', {})  # noqa: S102 - the statement users write
 
 

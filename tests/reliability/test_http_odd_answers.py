@@ -90,9 +90,12 @@ def test_a_wrongly_typed_answer_field(provider: str) -> None:
 def test_a_2xx_body_that_is_not_a_json_object(provider: str, body: bytes) -> None:
     with FaultServer(answering(200, body)) as server:
         model = build_model(provider, server.url)
-        with pytest.raises(ResponseFormatError):
+        with pytest.raises(ResponseFormatError) as info:
             run(model, 'call')
         model.close()
+    what = 'JSON that is not an object' if body in (b'[1, 2]', b'"text"') else 'a body that is not JSON'
+    assert f' answered HTTP 200 with {what}' in str(info.value)
+    assert (info.value.status_code, info.value.body) == (200, body.decode())
 
 
 @pytest.mark.parametrize('provider', PROVIDERS)
