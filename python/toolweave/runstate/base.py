@@ -55,14 +55,20 @@ class RunStateStore(Protocol):
         ...
 
 
+MAX_TTL = 10**12
+"""The largest time to live in seconds (~31,000 years; Redis counts expiries in 64-bit milliseconds)."""
+
+
 def check_ttl(ttl: float | None) -> float | None:
-    """``ttl`` when it is ``None`` or a positive number of seconds.
+    """``ttl`` when it is ``None`` (forever) or a positive number of seconds up to :data:`MAX_TTL`.
 
     Raises:
-        ValueError: anything else.
+        ValueError: anything else (``inf`` and ``nan`` too: ``None`` means forever).
     """
-    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0):
-        raise ValueError(f'ttl must be a positive number of seconds or None, got {ttl!r}')
+    if ttl is not None and (
+        isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl <= MAX_TTL  # nan fails too
+    ):
+        raise ValueError(f'ttl must be a positive number of seconds up to {MAX_TTL} or None (forever), got {ttl!r}')
     return ttl
 
 

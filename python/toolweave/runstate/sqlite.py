@@ -3,7 +3,9 @@
 One row per run: its JSON state (``NULL`` once resumed), its expiry (Unix time) and whether it was
 resumed. :meth:`~SqliteRunStateStore.claim` is one ``UPSERT`` in a ``BEGIN IMMEDIATE`` transaction:
 SQLite's write lock serialises concurrent claims from any thread or process sharing the file, so
-exactly one succeeds. Expired rows are deleted on each save and claim.
+exactly one succeeds. Expired rows are deleted on each save and claim. A database file deleted or
+replaced while the store is open is noticed on the next use (its inode changed) and the store opens
+the file at ``path`` again, so a save never goes to a deleted file no other process can see.
 """
 
 from __future__ import annotations
@@ -63,8 +65,19 @@ class SqliteRunStateStore:
         self._busy_timeout = busy_timeout
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._inode: tuple[int, int] | None = None  # (device, inode) of the open file
+
+    def _file_inode(self) -> tuple[int, int] | None:
+        try:
+            stat = os.stat(self._path)
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
 
     def _connect(self) -> sqlite3.Connection:
+        if self._connection is not None and self._path != ':memory:' and self._file_inode() != self._inode:
+            self._connection.close()  # the file was deleted or replaced: open the one at the path now
+            self._connection = None
         if self._connection is None:
             connection = sqlite3.connect(
                 self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
@@ -82,6 +95,7 @@ class SqliteRunStateStore:
                 connection.close()
                 raise
             self._connection = connection
+            self._inode = self._file_inode()
         return self._connection
 
     def _retry_locked(self, statement: Callable[[], object]) -> None:

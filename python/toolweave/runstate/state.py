@@ -28,7 +28,14 @@ from typing import Any
 import orjson
 
 from toolweave.approvals import Approve, Decision, DeferredResult, Deny, PendingToolCall
-from toolweave.chat.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
+from toolweave.chat.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
 from toolweave.chat.response import Usage
 from toolweave.memory.serialization import message_from_dict, message_to_dict
 
@@ -191,7 +198,10 @@ class RunState:
         Raises:
             UnknownToolCallError: a decision names a call that is not pending.
             MissingDecisionError: a pending call has no decision.
-            InvalidDecisionError: a decision is of the wrong type, or approves a deferred call.
+            InvalidDecisionError: a decision is of the wrong type, approves a deferred call, or holds a
+                field of the wrong type (a ``Deny`` message that is not text, a ``DeferredResult`` whose
+                ``is_error`` is not a bool or whose value the tools' result converter cannot convert):
+                caught here, before the run is claimed, instead of failing the claimed run.
         """
         if not isinstance(decisions, Mapping):
             raise InvalidDecisionError(f'decisions must be a mapping of call id to decision, got {decisions!r:.80}')
@@ -213,6 +223,7 @@ class RunState:
                     f"call {call_id!r} of deferred tool '{pending[call_id].name}' cannot be approved: "
                     'give its result with DeferredResult(...) (or Deny it)'
                 )
+            _check_fields(call_id, decision)
 
     # -- JSON ----------------------------------------------------------------------------------
 
@@ -264,8 +275,8 @@ class RunState:
             raise InvalidRunStateError('run state digest does not match: it was changed (or signed with another key)')
         try:
             return _from_body(body)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise InvalidRunStateError(f'malformed run state body: {exc}') from exc
+        except (KeyError, TypeError, ValueError, IndexError) as exc:  # the text is cut: a body may be megabytes
+            raise InvalidRunStateError(f'malformed run state body: {exc!s:.300}') from exc
 
     @classmethod
     def from_json(cls, text: str | bytes, key: bytes | None = None) -> RunState:
@@ -282,16 +293,42 @@ class RunState:
         return cls.from_dict(data, key)
 
 
+def _check_fields(call_id: str, decision: Decision) -> None:
+    """Raise :class:`InvalidDecisionError` when ``decision``'s fields cannot make a tool response."""
+    if isinstance(decision, Deny) and not isinstance(decision.message, str | None):
+        raise InvalidDecisionError(
+            f'the Deny message for {call_id!r} must be text or None, got {type(decision.message).__name__}'
+        )
+    if isinstance(decision, DeferredResult):
+        if not isinstance(decision.is_error, bool):
+            raise InvalidDecisionError(
+                f'DeferredResult.is_error for {call_id!r} must be a bool, got {type(decision.is_error).__name__}'
+            )
+        from toolweave.tools.converter import DefaultToolCallResultConverter
+
+        try:
+            DefaultToolCallResultConverter().convert(decision.value, None)
+        except (TypeError, ValueError) as exc:
+            raise InvalidDecisionError(
+                f'the DeferredResult value for {call_id!r} cannot be sent to the model: {exc!s:.200}'
+            ) from exc
+
+
 def _digest(body: Mapping[str, Any], key: bytes | None) -> str:
     canonical = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
     return hmac.new(key or _PUBLIC_KEY, canonical, hashlib.sha256).hexdigest()
 
 
 def _from_body(body: Mapping[str, Any]) -> RunState:
-    messages = tuple(message_from_dict(m) for m in body['messages'])
-    usage = Usage.from_openai(body['usage']) if body['usage'] is not None else None
+    """The state of a body whose digest matched, every field checked for its type.
+
+    The public key does not stop a crafted body, so nothing is trusted (``TypeError``/``ValueError``/``KeyError``:
+    malformed).
+    """
+    messages = tuple(_message(m) for m in _typed(body['messages'], list))
+    usage = Usage.from_openai(_typed(body['usage'], Mapping)) if body['usage'] is not None else None
     repeat = body['repeat']
-    pending = tuple(PendingToolCall.from_dict(p) for p in body['pending'])
+    pending = tuple(PendingToolCall.from_dict(_typed(p, Mapping)) for p in _typed(body['pending'], list))
     state = RunState(
         run_id=_typed(body['run_id'], str),
         messages=messages,
@@ -301,8 +338,10 @@ def _from_body(body: Mapping[str, Any]) -> RunState:
         pending=pending,
         return_direct=body['return_direct'] if body['return_direct'] is None else _typed(body['return_direct'], bool),
         repeat=(_typed(repeat[0], str), _typed(repeat[1], str), _typed(repeat[2], int)) if repeat is not None else None,
-        extras=dict(body['extras']),
+        extras=dict(_typed(body['extras'], Mapping)),
     )
+    if not state.run_id or len({p.id for p in pending}) != len(pending):
+        raise ValueError('a paused run has a run id and distinct pending call ids')
     if not pending or not 0 <= state.prompt_length <= len(messages) or state.rounds < 1:
         raise ValueError('a paused run has pending calls, a prompt within its messages and at least one round')
     calls = {c.id for c in state.tool_call_message.tool_calls}
@@ -310,6 +349,23 @@ def _from_body(body: Mapping[str, Any]) -> RunState:
     if any(p.id not in calls or p.id in answered for p in pending):
         raise ValueError('pending calls must be calls of the paused round that have no response')
     return state
+
+
+def _message(data: object) -> Message:
+    """The stored message ``data``, its text fields checked to be text (``TypeError`` otherwise)."""
+    message = message_from_dict(_typed(data, Mapping))
+    if isinstance(message, SystemMessage | UserMessage):
+        _typed(message.text, str)
+    elif isinstance(message, AssistantMessage):
+        _typed(message.content if message.content is not None else '', str)
+        for call in message.tool_calls:
+            for value in (call.id, call.type, call.name, call.arguments):
+                _typed(value, str)
+    elif isinstance(message, ToolResponseMessage):
+        for response in message.responses:
+            for value in (response.id, response.name, response.response_data):
+                _typed(value, str)
+    return message
 
 
 def _typed(value: Any, kind: type) -> Any:
