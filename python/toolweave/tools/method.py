@@ -159,6 +159,16 @@ class MethodToolCallback:
         return self._definition
 
     @property
+    def takes_tool_context(self) -> bool:
+        """Whether :meth:`call` reads its ``tool_context``: the function takes a ``ToolContext``.
+
+        The tool-calling manager builds a ``ToolContext`` only for the calls of tools that read one. A
+        subclass that overrides ``call`` or ``acall`` is taken to read it.
+        """
+        overridden = type(self).call is not MethodToolCallback.call or type(self).acall is not MethodToolCallback.acall
+        return overridden or self._schema.context_parameter is not None
+
+    @property
     def tool_metadata(self) -> ToolMetadata:
         """``return_direct`` flag."""
         return self._metadata
