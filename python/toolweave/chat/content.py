@@ -11,12 +11,18 @@ an image). Each provider sends them in its own wire form; a part a provider cann
 from __future__ import annotations
 
 import base64
+import binascii
 import mimetypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 __all__ = ['Media', 'MediaKind', 'UnsupportedContentError', 'sniff_media_type', 'tool_media_stand_in']
+
+_MEDIA_TYPE = re.compile(r'[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*(?:\s*;[ -~]*)?', re.ASCII)
+"""RFC 6838 ``type/subtype`` (lower case), then optional ``; parameters`` of printable ASCII."""
+_URL_SCHEME = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*:')
 
 MediaKind = Literal['image', 'document', 'audio', 'video', 'text', 'file']
 """What a part is, from its media type: ``image/*``, ``application/pdf``, ``audio/*``, ``video/*``, ``text/*``."""
@@ -74,9 +80,13 @@ class Media:
         data: The content's bytes, or a URL string (``http(s)://``, ``gs://``, ``data:`` or a provider file URI).
         name: An optional file name (sent where a provider takes one, e.g. OpenAI ``filename``).
 
+    ``media_type`` is kept in lower case (media types are case-insensitive, RFC 6838).
+
     Raises:
-        TypeError: ``data`` is neither bytes nor str, or ``media_type`` is not a str.
-        ValueError: ``media_type`` has no ``type/subtype`` form.
+        TypeError: ``data`` is neither bytes nor str, ``media_type`` is not a str, or ``name`` neither str nor None.
+        ValueError: ``media_type`` has no ``type/subtype`` form (or holds control characters); ``data`` is a str
+            without a URL scheme (base64 text, say: pass the decoded bytes) or a ``data:...;base64,`` URL whose
+            base64 is broken. Caught here, when the part is made, instead of as a provider's 400 later.
     """
 
     media_type: str
@@ -86,11 +96,17 @@ class Media:
     def __post_init__(self) -> None:
         if not isinstance(self.media_type, str):
             raise TypeError(f'media_type must be a str, not {type(self.media_type).__name__}')
-        if '/' not in self.media_type:
-            raise ValueError(f"media_type must look like 'image/png', not {self.media_type!r}")
+        media_type = self.media_type.strip().lower()
+        if not _MEDIA_TYPE.fullmatch(media_type):
+            raise ValueError(f"media_type must look like 'image/png', not {self.media_type!r:.100}")
+        object.__setattr__(self, 'media_type', media_type)
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f'name must be a str or None, not {type(self.name).__name__}')
         if isinstance(self.data, (bytearray, memoryview)):
             object.__setattr__(self, 'data', bytes(self.data))
-        elif not isinstance(self.data, (bytes, str)):
+        elif isinstance(self.data, str):
+            _check_url(self.data)
+        elif not isinstance(self.data, bytes):
             raise TypeError(f'data must be bytes or a URL str, not {type(self.data).__name__}')
 
     @classmethod
@@ -165,6 +181,21 @@ class Media:
     def __repr__(self) -> str:
         data = repr(self.data) if isinstance(self.data, str) else f'<{len(self.data)} bytes>'
         return f'Media({self.media_type!r}, {data}, name={self.name!r})'
+
+
+def _check_url(url: str) -> None:
+    """Raise ``ValueError`` unless ``url`` has a scheme (and, as a base64 ``data:`` URL, valid base64)."""
+    if not _URL_SCHEME.match(url):
+        raise ValueError(
+            f'a str data must be a URL (https://, gs://, data:...), not {url[:40]!r}...; '
+            'for inline content pass the bytes (base64.b64decode(text) if you hold base64 text)'
+        )
+    head, comma, payload = url.partition(',')
+    if head[:5].lower() == 'data:' and head.lower().endswith(';base64') and comma:
+        try:
+            base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(f'the data: URL holds broken base64: {exc}') from exc
 
 
 def tool_media_stand_in(media: tuple[Media, ...] | list[Media]) -> str:
