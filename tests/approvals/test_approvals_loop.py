@@ -333,8 +333,9 @@ def test_the_retry_budget_counts_across_the_pause(run_loop):
     client = ChatClient.builder(model).build()
     state = paused_state(run_loop(client.prompt('go').tools(ping, transfer)))
     assert state.answered.responses[0].is_error  # the first invalid call was answered (budget 1)
-    with pytest.raises(ToolRetryBudgetExceededError):
+    with pytest.raises(ToolRetryBudgetExceededError) as info:
         run_loop(client.resume(state, {state.pending[0].id: Approve()}).tools(ping, transfer))
+    assert (info.value.tool_name, info.value.max_retries) == ('ping', 1)  # the second invalid ping, after the pause
 
 
 def test_max_rounds_counts_the_rounds_before_the_pause(run_loop):

@@ -80,21 +80,30 @@ def tampered(text: str, change: Any) -> str:
     return orjson.dumps(data).decode()
 
 
+CHANGED = '^run state digest does not match: it was changed'
+
+
 @pytest.mark.parametrize(
-    'change',
+    ('change', 'reason'),
     [
-        lambda d: d['body']['pending'][0].update(id='t9'),
-        lambda d: d['body']['messages'][1]['tool_calls'][0].update(arguments='{"amount": 1000000, "to": "eve"}'),
-        lambda d: d['body'].update(rounds=0),
-        lambda d: d.update(digest='0' * 64),
-        lambda d: d.pop('digest'),
-        lambda d: d.update(format='something else'),
+        (lambda d: d['body']['pending'][0].update(id='t9'), CHANGED),
+        (
+            lambda d: d['body']['messages'][1]['tool_calls'][0].update(arguments='{"amount": 1000000, "to": "eve"}'),
+            CHANGED,
+        ),
+        (lambda d: d['body'].update(rounds=0), CHANGED),
+        (lambda d: d.update(digest='0' * 64), CHANGED),
+        (lambda d: d.pop('digest'), '^run state without body or digest$'),
+        (
+            lambda d: d.update(format='something else'),
+            r'^not a toolweave run state \(format field missing or wrong\)$',
+        ),
     ],
     ids=['pending id', 'arguments', 'rounds', 'digest', 'no digest', 'format'],
 )
-def test_a_tampered_state_is_refused(change):
+def test_a_tampered_state_is_refused(change, reason):
     _, state = paused()
-    with pytest.raises(InvalidRunStateError):
+    with pytest.raises(InvalidRunStateError, match=reason):
         RunState.from_json(tampered(state.to_json(), change))
 
 
@@ -265,7 +274,7 @@ def test_a_deferred_result_given_through_the_store(make_store):
 def test_a_store_with_a_key_refuses_states_signed_otherwise(tmp_path):
     SqliteRunStateStore(tmp_path / 'runs.db', key=b'a').save(paused()[1])
     _, state = paused(SqliteRunStateStore(tmp_path / 'runs.db', key=b'a'))
-    with pytest.raises(InvalidRunStateError):
+    with pytest.raises(InvalidRunStateError, match=r'digest does not match: .*\(or signed with another key\)$'):
         SqliteRunStateStore(tmp_path / 'runs.db', key=b'b').load(state.run_id)
 
 

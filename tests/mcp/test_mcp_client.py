@@ -177,7 +177,7 @@ def test_connect_failures_are_typed() -> None:
     # no bound on the whole connect, but each handshake request is bounded by timeouts.initialize
     with pytest.raises(McpTimeoutError, match="MCP server 'mute' did not answer its handshake within 1 seconds"):
         McpToolCallbackProvider(mute, timeouts=McpTimeouts(connect=None, initialize=1)).connect()
-    with pytest.raises(McpConnectionError):
+    with pytest.raises(McpConnectionError, match="^cannot connect to MCP server 'nobody': ConnectError"):
         McpToolCallbackProvider(StreamableHttpServer('nobody', 'http://127.0.0.1:9/mcp')).connect()
 
 
