@@ -107,6 +107,7 @@ def test_without_a_system_message_the_suffix_is_sent_as_one(mode: str) -> None:
 def test_no_suffix_with_none_or_without_tools(mode: str) -> None:
     model = ScriptedChatModel(script())
     run(make_client(model, ToolSearchToolCallingAdvisor(system_message_suffix=None)), mode, 'find a report', SIMILAR)
+    assert len(model.prompts) == 3
     assert all(not isinstance(m, SystemMessage) for p in model.prompts for m in p.messages)
     plain = ScriptedChatModel([S.text_response('hi')])
     run(make_client(plain, ToolSearchToolCallingAdvisor()), mode, 'hello', [])
