@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -333,10 +333,13 @@ def _twin_column(tables: dict[str, dict[str, float]]) -> dict[str, dict[str, flo
     }
 
 
-def write_section(rows: list[tuple[str, str, float, float, float | None]], summary: list[str]) -> list[str]:
+def write_section(
+    rows: list[tuple[str, str, float, float, float | None]], summary: list[str], conditions: Sequence[str] = ()
+) -> list[str]:
     """Put the arguments section into benches/results/core.md (replacing an older one) and draw its chart.
 
-    Returns the section's lines (what ``make bench`` prints: every row with its Rust/pure ratio).
+    ``conditions``: lines saying under what load the run was. Returns the section's lines (what
+    ``make bench`` prints: every row with its Rust/pure ratio).
     """
     lines = [
         START,
@@ -345,6 +348,7 @@ def write_section(rows: list[tuple[str, str, float, float, float | None]], summa
         'Written by benches/test_bench_schema.py (`make bench`), one run: same-run medians of interleaved rounds;',
         'ratio = time / the first row of the group. Rust/pure = the row with the Rust core / the same row',
         'with the pure-Python twins (`TOOLWEAVE_PURE=1`).',
+        *conditions,
         '',
         '| group | implementation | time | ratio to floor | Rust/pure |',
         '|---|---|---:|---:|---:|',
@@ -413,6 +417,11 @@ def binding_summary(tables: dict[str, dict[str, float]]) -> list[str]:
 
 @pytest.mark.benchmark(group='arguments-report')
 def test_write_arguments_results(capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from test_bench_import import conditions
+
+    load = os.getloadavg()[0]
     parse = parse_tables()
     binding, binding_pure = binding_tables()
     validation = validation_table()
@@ -429,7 +438,7 @@ def test_write_arguments_results(capsys: pytest.CaptureFixture[str]) -> None:
     rows = []
     for group, name, t, ratio, twin in _rows(tables, binding_pure):
         rows.append((group, name, t, ratio, twins.get(group, {}).get(name, twin)))
-    lines = write_section(rows, summary)
+    lines = write_section(rows, summary, conditions(load))
     with capsys.disabled():
         print('\n' + '\n'.join(lines[1:-1]))
 
@@ -479,6 +488,10 @@ COLD_CASES = {
     ),
     'toolweave first @tool, fresh interpreter, with the modules it imports': (
         'from toolweave import tool',
+        'tool(six)',
+    ),
+    'toolweave @tool of a second function, fresh interpreter (a 1-parameter @tool before)': (
+        'from toolweave import tool\n\n@tool\ndef first(a: int) -> int:\n    return a\n',
         'tool(six)',
     ),
 }
