@@ -96,7 +96,9 @@ def test_case_b18_union_branches_closed_and_all_required():
     schema = function_schema(f_union).input_schema
     strict = to_dialect(schema, 'openai-strict')
     for out in (schema, strict):
-        for branch in out['properties']['arg']['anyOf']:
+        branches = out['properties']['arg']['anyOf']
+        assert [b['$ref'] for b in branches] == ['#/$defs/A', '#/$defs/B']  # Union[A, B]: one branch per member
+        for branch in branches:
             target = out['$defs'][branch['$ref'].rsplit('/', 1)[1]]
             assert target['additionalProperties'] is False
             assert target['required'] == list(target['properties'])
