@@ -137,8 +137,27 @@ def _root_schema(adapter: pydantic.TypeAdapter[Any]) -> tuple[dict[str, Any], bo
     return wrapper, True
 
 
+MAX_ERRORS = 20
+"""Validation errors kept per answer (the rest counted in one last line): they go back to the model."""
+MAX_ERROR_LINE = 300
+"""Characters kept of one error line (a location may hold a key the model wrote, of any length)."""
+
+
 def _errors(exc: pydantic.ValidationError) -> list[str]:
-    return [f'{".".join(str(p) for p in e["loc"]) or "(root)"}: {e["msg"]}' for e in exc.errors(include_url=False)]
+    """One line per error, at most :data:`MAX_ERRORS` lines of at most :data:`MAX_ERROR_LINE` characters each.
+
+    A hostile or broken answer (100,000 wrong list items, a megabyte-long key) would otherwise make megabytes of
+    feedback for the retry and of exception text.
+    """
+    found = exc.errors(include_url=False, include_input=False)
+    lines = [_cut(f'{".".join(str(p) for p in e["loc"]) or "(root)"}: {e["msg"]}') for e in found[:MAX_ERRORS]]
+    if len(found) > MAX_ERRORS:
+        lines.append(f'... and {len(found) - MAX_ERRORS} more errors')
+    return lines
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_ERROR_LINE else f'{line[:MAX_ERROR_LINE]}... ({len(line) - MAX_ERROR_LINE} more)'
 
 
 def _strip(text: str) -> str:
