@@ -52,7 +52,8 @@ class McpToolCallback:
         self, name: str, tool: Tool, connection: McpConnection, loop: BackgroundLoop, *, requires_approval: bool = False
     ) -> None:
         schema = ensure_valid_input_schema(tool.input_schema)
-        description = tool.description or tool.title or tool.name
+        # the first non-blank of the server's texts (a server may list blank ones), else the name the model sees
+        description = next((t for t in (tool.description, tool.title, tool.name) if t and t.strip()), name)
         self._definition = ToolDefinition(name, description, schema)
         self._metadata = ToolMetadata(requires_approval=bool(requires_approval))
         self._tool = tool

@@ -39,6 +39,9 @@ logger = logging.getLogger('toolweave.mcp')
 _MAX_PAGES = 100
 """``tools/list`` pages read per listing: a server whose cursor never ends cannot hang the client."""
 
+MAX_ERROR_TEXT = 4000
+"""Characters of a server's protocol error message kept in ``McpToolCallError`` (a hostile server may send megabytes)."""
+
 _NO_BOUND = 365 * 24 * 3600.0
 """What ``McpTimeouts(call=None)`` gives the SDK, which would otherwise apply its session default."""
 
@@ -112,7 +115,8 @@ class McpConnection:
         Raises:
             McpTimeoutError: no answer within ``timeouts.call`` (the session is kept).
             McpConnectionError: the server went away; the session is dropped, the next call reconnects.
-            McpToolCallError: the server answered with a protocol error (e.g. an unknown tool).
+            McpToolCallError: the server answered with a protocol error (e.g. an unknown tool), its text cut
+                to :data:`MAX_ERROR_TEXT` characters (the model reads it).
         """
         client = await self.connect()
         timeout = self.timeouts.call
@@ -121,10 +125,10 @@ class McpConnection:
         except TimeoutError:
             raise self._timeout(name) from None
         except MCPError as error:
-            if error.code == REQUEST_TIMEOUT:
+            if _sdk_timeout(error):
                 raise self._timeout(name) from None
-            if error.code != CONNECTION_CLOSED:
-                raise McpToolCallError(self.name, error.message) from error
+            if not _sdk_closed(error):  # the server's own error, whatever its code (-32000 is a common one)
+                raise McpToolCallError(self.name, _bounded(error.message)) from error
             cause: Exception = error
         except ValidationError as error:  # the session works; this answer did not fit the protocol
             raise McpToolCallError(self.name, f"MCP server '{self.name}' sent an invalid result: {error}") from error
@@ -211,7 +215,7 @@ class McpConnection:
         leaf = _leaf(error)
         if isinstance(leaf, McpClientError):
             return leaf
-        if isinstance(leaf, TimeoutError) or (isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
+        if isinstance(leaf, TimeoutError) or (isinstance(leaf, MCPError) and _sdk_timeout(leaf)):
             message = (
                 f"MCP server '{self.name}' did not answer its handshake within {_seconds(self.timeouts.initialize)}"
             )
@@ -277,6 +281,29 @@ class McpConnection:
             logger.warning("MCP server '%s': tool list refresh failed: %s", self.name, error)
 
 
+def _sdk_closed(error: MCPError) -> bool:
+    """Whether the SDK itself raised ``error`` because the transport closed (not a server answering ``-32000``).
+
+    The SDK's dispatcher reports a closed connection as ``MCPError(CONNECTION_CLOSED, 'Connection closed')``;
+    ``-32000`` is also the first code JSON-RPC leaves to servers, so the code alone does not tell.
+    """
+    return error.code == CONNECTION_CLOSED and error.message == 'Connection closed'
+
+
+def _sdk_timeout(error: MCPError) -> bool:
+    """Whether the SDK raised ``error`` for a request past its read timeout (``"Request 'x' timed out"``)."""
+    return (
+        error.code == REQUEST_TIMEOUT and error.message.startswith('Request ') and error.message.endswith('timed out')
+    )
+
+
+def _bounded(text: str) -> str:
+    """``text`` cut to :data:`MAX_ERROR_TEXT` characters, saying how many were left out."""
+    if len(text) <= MAX_ERROR_TEXT:
+        return text
+    return f'{text[:MAX_ERROR_TEXT]}... ({len(text) - MAX_ERROR_TEXT} more characters)'
+
+
 def _leaf(error: BaseException) -> BaseException:
     """The first leaf of an exception group (Python 3.10: anyio's backport), else ``error``."""
     while getattr(error, 'exceptions', None):
@@ -285,9 +312,9 @@ def _leaf(error: BaseException) -> BaseException:
 
 
 def _describe(error: BaseException) -> str:
-    """``error`` as ``Type: message`` (the first leaf of an exception group)."""
+    """``error`` as ``Type: message`` (the first leaf of an exception group; the message cut as :func:`_bounded`)."""
     error = _leaf(error)
-    text = str(error).strip()
+    text = _bounded(str(error).strip())
     return f'{type(error).__name__}: {text}' if text else type(error).__name__
 
 

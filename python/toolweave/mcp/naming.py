@@ -43,18 +43,20 @@ class McpToolNamePrefixGenerator(Protocol):
 
 
 def format_tool_name(name: str) -> str:
-    """``name`` with every character outside ``[a-zA-Z0-9_-]`` as ``_``, at most 64 characters.
+    """``name`` with every character outside ``[a-zA-Z0-9_-]`` as ``_``, at most 64 characters, never empty.
 
-    A longer name keeps its first 55 characters and ends with ``_`` and 8 hex digits of its SHA-256,
-    so two long names that share a beginning stay distinct (Spring's ``McpToolUtils.format`` bounds names too; the
-    digest is toolweave's).
+    An empty name (a server may list one) is ``'tool'``. A longer name keeps its first 55 characters and ends
+    with ``_`` and 8 hex digits of its SHA-256, so two long names that share a beginning stay distinct (Spring's
+    ``McpToolUtils.format`` bounds names too; the digest is toolweave's).
 
     >>> format_tool_name('weather.get forecast')
     'weather_get_forecast'
     >>> len(format_tool_name('x' * 100))
     64
+    >>> format_tool_name('')
+    'tool'
     """
-    formatted = _INVALID.sub('_', name)
+    formatted = _INVALID.sub('_', name) or 'tool'
     if len(formatted) <= MAX_TOOL_NAME_LENGTH:
         return formatted
     digest = hashlib.sha256(name.encode('utf-8')).hexdigest()[:_DIGEST]
