@@ -145,18 +145,18 @@ def test_a_malformed_body_with_a_right_digest_is_refused():
 
 
 @pytest.mark.parametrize(
-    ('decisions', 'error'),
+    ('decisions', 'error', 'reason'),
     [
-        ({'t0': Approve(), 'nope': Approve()}, UnknownToolCallError),
-        ({}, MissingDecisionError),
-        ({'t0': True}, InvalidDecisionError),
+        ({'t0': Approve(), 'nope': Approve()}, UnknownToolCallError, 'not pending in this run: nope$'),
+        ({}, MissingDecisionError, r'^no decision for the pending tool call\(s\): t0$'),
+        ({'t0': True}, InvalidDecisionError, r"^the decision for 't0' must be Approve\(\), .* got True$"),
     ],
 )
-def test_wrong_decisions_raise_and_change_nothing(decisions, error):
+def test_wrong_decisions_raise_and_change_nothing(decisions, error, reason):
     SENT.clear()
     store = InMemoryRunStateStore()
     client, state = paused(store)
-    with pytest.raises(error):
+    with pytest.raises(error, match=reason):
         client.resume(state.run_id, decisions)
     assert store.load(state.run_id) == state  # still paused, not claimed
     assert SENT == []
