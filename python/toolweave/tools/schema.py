@@ -21,7 +21,6 @@ Results are cached per function, so a second call is a dictionary lookup.
 
 from __future__ import annotations
 
-import copy
 import enum
 import functools
 import inspect
@@ -41,7 +40,6 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from toolweave._native import forbid_additional_properties, hoist_defs_to_root, upper_case_type_values
-from toolweave.tools._numbers import checked_validator
 from toolweave.tools.context import ToolContext
 from toolweave.tools.param import REQUIRED_MARK, ToolParam
 
@@ -134,6 +132,8 @@ class FunctionSchema:
         when the parameter types hold numbers a schema cannot bound (see
         :func:`~toolweave.tools._numbers.checked_validator`).
         """
+        from toolweave.tools._numbers import checked_validator  # a call's module, not the first @tool's
+
         return None if self.arguments is None else checked_validator(self.arguments)
 
 
@@ -260,7 +260,7 @@ class _ToolJsonSchema(GenerateJsonSchema):
 
         pydantic generates every input twice (once to collect the definitions, once more after
         naming them); the first pass's schemas, remapped to the final names, are the same, so this
-        keeps them (about a third of a cold generation). Each input's top-level dict is a copy, as
+        keeps them. Each input's top-level dict is a copy, as
         pydantic's second pass returns one (a reference pydantic shares with ``$defs`` is changed in
         place later).
         """
@@ -431,7 +431,16 @@ def _inline_own_definition(schema: dict[str, Any], defs: dict[str, Any]) -> dict
     if name in _reachable(defs[name], defs):
         return schema  # recursive: stays a reference, as pydantic leaves it
     rest = {key: value for key, value in schema.items() if key != '$ref'}
-    return {**copy.deepcopy(defs[name]), **rest}
+    return {**_copied(defs[name]), **rest}
+
+
+def _copied(node: Any) -> Any:
+    """A deep copy of a generated JSON Schema (dicts, lists and JSON scalars), without ``copy.deepcopy``'s bookkeeping."""
+    if isinstance(node, dict):
+        return {key: _copied(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_copied(item) for item in node]
+    return node
 
 
 def _refs(node: Any) -> Iterator[str]:
