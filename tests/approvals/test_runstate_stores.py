@@ -49,7 +49,7 @@ def ping() -> str:
 
 
 def paused(store: RunStateStore | None = None, calls: int = 1) -> tuple[ChatClient, RunState]:
-    """A client whose model answers once more, and the state of a run paused on ``calls`` transfers (ids t0, t1...)."""
+    """A client whose model answers once more, and the state of a run paused on ``calls`` transfers (the first id t0)."""
     more = [('transfer', {'amount': i, 'to': 'x'}) for i in range(1, calls)]
     first = S.tool_call_response('transfer', {'amount': 0, 'to': 'x'}, 't0', more=[*more, ('ping', {})])
     model = S([first, S.text_response('done'), S.text_response('done again')])
@@ -168,7 +168,9 @@ def test_missing_decisions_name_every_call():
     _, state = paused(calls=3)
     with pytest.raises(MissingDecisionError) as caught:
         paused()[0].resume(state, {'t0': Deny()})
-    assert len(caught.value.call_ids) == 2
+    others = tuple(call.id for call in state.pending[1:])
+    assert len(others) == 2 and caught.value.call_ids == others
+    assert str(caught.value) == f'no decision for the pending tool call(s): {", ".join(others)}'
 
 
 def test_a_run_continues_once_without_a_store():
