@@ -94,7 +94,7 @@ def test_one_settings_object_configures_every_provider() -> None:
             assert (transport.retry.max_retries, transport.max_response_bytes) == (0, 1024)
             assert transport._client is borrowed
             assert model.headers(False)['X-Team'] == 'a'
-            assert model.settings is not None
+            assert model.settings == settings  # the settings it was built with, as given
     assert 'sk-secret' not in repr(settings)
 
 
