@@ -27,6 +27,7 @@ from toolweave.advisors.memory import MessageChatMemoryAdvisor
 from toolweave.advisors.tool_calling import ToolCallingAdvisor
 from toolweave.advisors.tool_search import ToolSearchToolCallingAdvisor
 from toolweave.approvals import ApprovalRequired, approved_scope, reset_approved
+from toolweave.chat.content import Media
 from toolweave.chat.messages import ToolCall
 from toolweave.chat.options import ChatOptions, ToolCallingChatOptions
 from toolweave.chat.prompt import Prompt
@@ -56,6 +57,7 @@ from toolweave.memory.base import DEFAULT_CONVERSATION_ID
 from toolweave.search._search_tool import ToolSearchTool
 from toolweave.tools._concurrent import call_async
 from toolweave.tools.context import ToolContext, tool_call_scope
+from toolweave.tools.converter import content_parts
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.retry import is_invalid_arguments
 
@@ -145,14 +147,16 @@ class ToolweaveActivities:
             if entry is not None and entry.retry.retry_errors and not last and not is_invalid_arguments(error):
                 raise ApplicationError(str(error), type=type(error.cause).__name__) from None
             return _failed(error, time.perf_counter() - started)
-        size = len(text.encode('utf-8', 'replace'))
+        media = content_parts(text)
+        size = len(text.encode('utf-8', 'replace')) + sum(_carried_bytes(part) for part in media)
         if size > self.registry.max_tool_result_bytes:
             message = (
                 f"Tool '{invocation.tool}' returned {size} bytes, more than a durable run carries "
                 f'(max_tool_result_bytes={self.registry.max_tool_result_bytes}).'
             )
             return ToolOutcome(error_type=TOO_LARGE, message=message, duration=time.perf_counter() - started)
-        return ToolOutcome(text=text, duration=time.perf_counter() - started)
+        carried = [to_json_value(part) for part in media]
+        return ToolOutcome(text=str(text), media=carried, duration=time.perf_counter() - started)
 
     @activity.defn(name=SEARCH_SESSION)
     async def search_session(self, session: SearchSession) -> list[str]:
@@ -319,3 +323,10 @@ async def _heartbeating(every: float) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def _carried_bytes(part: Media) -> int:
+    """Bytes a content part takes in the payload: its base64 text (4 per 3 bytes), or its URL."""
+    if isinstance(part.data, str):
+        return len(part.data.encode('utf-8', 'replace'))
+    return (len(part.data) + 2) // 3 * 4

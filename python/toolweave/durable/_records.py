@@ -122,6 +122,8 @@ class ToolOutcome(BaseModel):
 
     Attributes:
         text: The tool's result text (``None`` on failure).
+        media: The result's content parts (``Media`` as :func:`~toolweave.durable._codec.to_json_value` gives them),
+            e.g. the image a tool returned; the workflow puts them back on the result (a ``ContentResult``).
         error_type: The failure's cause class name (``ValueError``, ``InvalidToolArgumentsError``, ...).
         message: The ``ToolExecutionError`` message (what the default exception processor answers).
         problems: ``InvalidToolArgumentsError.problems`` when the arguments failed the schema.
@@ -129,6 +131,7 @@ class ToolOutcome(BaseModel):
     """
 
     text: str | None = None
+    media: list[Any] = Field(default_factory=list)
     error_type: str | None = None
     message: str = ''
     problems: list[str] = Field(default_factory=list)

@@ -50,8 +50,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TOOL_RESULT_BYTES = 512 * 1024
-"""Largest tool result text (UTF-8 bytes) a durable run carries; Temporal warns above 512 KiB per payload
-and rejects payloads above 2 MiB. A larger result reaches the model as an error text (``ToolResultTooLargeError``)."""
+"""Largest tool result a durable run carries: its text (UTF-8 bytes) plus its content parts (an image's base64, a
+URL part's URL); Temporal warns above 512 KiB per payload and rejects payloads above 2 MiB. A larger result reaches
+the model as an error text (``ToolResultTooLargeError``). Content parts within it reach the model as in-process."""
 
 NON_RETRYABLE = (
     'AuthenticationError',

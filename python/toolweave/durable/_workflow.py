@@ -104,6 +104,7 @@ from toolweave.search._search_tool import ToolSearchTool, search_tool_definition
 from toolweave.search.base import ToolIndex, ToolIndexFactory
 from toolweave.search.sessions import ToolSearchSessions
 from toolweave.tools.context import ToolContext, current_tool_call
+from toolweave.tools.converter import ContentResult
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.manager import DefaultToolCallingManager, ToolCallingManager
 
@@ -509,6 +510,8 @@ class _ActivityTool:
             text: str = outcome.text
             if self.found is not None:
                 self.found(search_result_names(text))
+            if outcome.media:  # a tool's images or files: the model sees them as in-process
+                return ContentResult(text, [from_json_value(part) for part in outcome.media])
             return text
         raise ToolExecutionError(self._definition, _rebuilt_cause(self.name, outcome), outcome.message)
 
