@@ -104,6 +104,34 @@ def replace_section(start: str, end: str, lines: list[str]) -> None:
     RESULTS.write_text(text.rstrip('\n') + '\n\n' + '\n'.join([start, *lines, end]) + '\n')
 
 
+def bar_chart(name: str, bars: dict[str, float], xlabel: str, line: float | None = None) -> str:
+    """Draw ``bars`` (label -> value; labels with "baseline" in gray) to results/``name``; the markdown image line.
+
+    ``line``: a vertical reference line (a target). ``''`` when matplotlib (a bench-only dependency) is missing.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ''
+    labels = list(bars)[::-1]
+    values = [bars[label] for label in labels]
+    fig, ax = plt.subplots(figsize=(11, 0.42 * len(labels) + 1.2))
+    ax.barh(range(len(labels)), values, color=['tab:gray' if 'baseline' in n else 'tab:green' for n in labels])
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    for y, value in enumerate(values):
+        ax.text(value, y, f' {value:.2f}', va='center', fontsize=7)
+    if line is not None:
+        ax.axvline(line, color='black', lw=1)
+    ax.set_xlabel(xlabel, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(RESULTS.parent / name, dpi=90)
+    plt.close(fig)
+    return f'![]({name})'
+
+
 def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
     load = os.getloadavg()[0]
     best = best_times()
@@ -134,5 +162,11 @@ def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
             *lines,
             '',
             f'Largest self times of `from toolweave import ChatClient, tool` (-X importtime): {heavy}.',
+            '',
+            bar_chart(
+                'import.png',
+                {name: (cpu - bare_cpu) * 1e3 for name, (_, cpu) in best.items() if name != 'bare python'},
+                'CPU ms beyond bare Python (best of the rounds; gray: baseline)',
+            ),
         ]
         replace_section(START, END, section)

@@ -530,7 +530,7 @@ def test_cold_schema(capsys: pytest.CaptureFixture[str]) -> None:
     import os
     import sys
 
-    from test_bench_import import conditions, replace_section
+    from test_bench_import import bar_chart, conditions, replace_section
 
     load = os.getloadavg()[0]
     cold = cold_table()
@@ -567,5 +567,12 @@ def test_cold_schema(capsys: pytest.CaptureFixture[str]) -> None:
                 "cache); pydantic's row builds a new `TypeAdapter` each time.",
                 '',
                 *warm_lines,
+                '',
+                bar_chart(
+                    'import_schema.png',
+                    {name: median / floor_median for name, (_, median) in cold.items()},
+                    "median CPU / pydantic TypeAdapter(fn).json_schema()'s, fresh interpreters (gray: baseline)",
+                    line=1.0,
+                ),
             ],
         )
