@@ -3,6 +3,7 @@
 import asyncio
 
 import pytest
+from support.weather import get_weather
 from toolweave import ChatClient, tool
 from toolweave.advisors import (
     HIGHEST_PRECEDENCE,
@@ -19,12 +20,6 @@ from toolweave.providers import ScriptedChatModel
 from toolweave.tools import DefaultToolCallingManager, ToolCallLimits
 
 S = ScriptedChatModel
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather of a city."""
-    return {'Paris': '18 C, sunny', 'Oslo': '2 C, snow'}[city]
 
 
 @tool(return_direct=True)
@@ -64,7 +59,9 @@ def test_loop_runs_tool_and_sums_usage(run_loop):
         assert result.response.metadata['toolCallingRounds'] == 2
     second = model.prompts[1].messages
     assert isinstance(second[-1], ToolResponseMessage)
-    assert [(r.id, r.name, r.response_data) for r in second[-1].responses] == [('c1', 'get_weather', '18 C, sunny')]
+    assert [(r.id, r.name, r.response_data) for r in second[-1].responses] == [
+        ('c1', 'get_weather', '18 C and sunny in Paris')
+    ]
     assert [type(m).__name__ for m in second] == [
         'SystemMessage',
         'UserMessage',
@@ -126,7 +123,9 @@ def test_limit_breach_becomes_final_generation(run_loop):
     assert chat.result.output.content == (
         "Tool call limit (1) exceeded for tool 'get_weather'. No further calls to this tool are allowed in this turn."
     )
-    assert [(r.id, r.response_data) for r in chat.result.metadata['partialToolResponses']] == [('a', '18 C, sunny')]
+    assert [(r.id, r.response_data) for r in chat.result.metadata['partialToolResponses']] == [
+        ('a', '18 C and sunny in Paris')
+    ]
 
 
 def test_pass_through_without_tool_calling_options():
