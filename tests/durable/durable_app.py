@@ -169,6 +169,26 @@ class ConversationModel:
         yield self._answer(prompt)
 
 
+def _append(path: pathlib.Path, line: str) -> None:
+    with open(path, 'a') as f:
+        f.write(line)
+
+
+class GatedModel(PlanModel):
+    """``PlanModel`` of one ``first`` call whose answer round logs ``<pid>`` to ``model.log`` and waits for the go file.
+
+    The crash test kills the worker while it waits: in the middle of a model call.
+    """
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        folder = os.environ.get('DURABLE_TEST_DIR')
+        if folder and _turn_results(prompt):
+            _append(pathlib.Path(folder) / 'model.log', f'{os.getpid()}\n')
+            while not (pathlib.Path(folder) / 'go').exists():
+                await asyncio.sleep(0.05)
+        return self._answer(prompt)
+
+
 def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     """The registry every test worker uses."""
     registry = DurableRegistry(heartbeat_timeout=heartbeat_timeout, max_tool_result_bytes=4096)
@@ -178,6 +198,7 @@ def build_registry(*, heartbeat_timeout: float = 2.0) -> DurableRegistry:
     registry.add_model('conversation', ConversationModel())
     registry.add_model('bench', PlanModel(BENCH_PLAN))
     registry.add_model('approval', PlanModel(((PLAN[0], ('guarded', '{"x": 5}')),)))
+    registry.add_model('gated', GatedModel(((PLAN[0],),)))
     return registry
 
 

@@ -124,3 +124,37 @@ def test_a_decision_sent_to_a_finished_run_is_a_typed_error(temporal_target, tas
             return raised.value.error_type
 
     assert asyncio.run(main()) == 'RunNotPausedError'
+
+
+def test_a_worker_killed_during_a_model_call_is_replaced_within_the_heartbeat(
+    temporal_target, task_queue, tool_dir, worker_processes
+):
+    # the model activity did not heartbeat: its retry waited the model's whole timeout (600 s by default)
+    from durable_app import GatedModel, first
+    from test_durable_crash import _log_lines, _wait_for
+    from test_durable_run import in_process
+    from toolweave.durable import DurableClient, connect
+
+    one = worker_processes()
+
+    async def start() -> str:
+        tw = DurableClient(await connect(temporal_target), task_queue=task_queue)
+        return (await tw.start('go', model='gated', tools=['first'])).id
+
+    run_id = asyncio.run(start())
+    _wait_for(lambda: _log_lines(tool_dir, 'model') == [str(one.pid)])  # the answer round's call is running
+    one.kill()
+    (tool_dir / 'go').touch()
+    two = worker_processes()
+    started = time.monotonic()
+
+    async def finish() -> Any:
+        tw = DurableClient(await connect(temporal_target), task_queue=task_queue)
+        return await asyncio.wait_for(tw.get(run_id).result(), 60)
+
+    response = asyncio.run(finish())
+    assert time.monotonic() - started < 45  # heartbeat_timeout 2 s in the tests, not the 600 s model timeout
+    assert _log_lines(tool_dir, 'first') == [f'{one.pid} 1']  # the tool ran once, before the kill
+    assert _log_lines(tool_dir, 'model') == [str(one.pid), str(two.pid)]
+    expected, _ = in_process(GatedModel(((('first', '{"x": 1}'),),)), first)
+    assert response.text == expected.text == 'answer: first=10'

@@ -122,7 +122,10 @@ class ToolweaveActivities:
         options = ToolCallingChatOptions(tool_callbacks=offered, **option_fields(call.options))
         prompt = Prompt(tuple(from_json_value(call.messages)), options)
         try:
-            response = await (_streamed(entry.model, prompt, call.round) if call.deltas else entry.model.acall(prompt))
+            async with _heartbeating(self.registry.heartbeat_timeout / 3):  # as a tool call: a lost worker is seen
+                response = await (
+                    _streamed(entry.model, prompt, call.round) if call.deltas else entry.model.acall(prompt)
+                )
         except ProviderError as error:
             raise provider_failure(error) from None
         return ModelAnswer(response=to_json_value(response))

@@ -120,8 +120,10 @@ class DurableRegistry:
 
     Args:
         max_tool_result_bytes: Largest tool result carried (see :data:`DEFAULT_MAX_TOOL_RESULT_BYTES`).
-        heartbeat_timeout: Seconds without a heartbeat after which a running tool call counts as lost
-            (its worker died) and is retried elsewhere; the activity heartbeats every third of it.
+        heartbeat_timeout: Seconds without a heartbeat after which a running tool or model call counts as lost
+            (its worker died) and is retried elsewhere (a model call by its retry policy); the activity
+            heartbeats every third of it. Without it a model call lost with its worker waited its whole
+            ``Timeouts`` bound (600 s by default) before another worker took it.
         timeout_grace: Seconds added to a tool's own timeout for the activity's ``start_to_close``.
         max_tool_seconds: ``start_to_close`` of a tool call whose tool sets no timeout.
 

@@ -288,7 +288,8 @@ class ToolweaveRun:
         return Resumption(paused, decisions)
 
     async def _model_call(self, model: str, request: ChatClientRequest, deltas: bool) -> ChatResponse:
-        entry = registry_for(workflow.info().task_queue).model(model)
+        registry = registry_for(workflow.info().task_queue)
+        entry = registry.model(model)
         options = request.prompt.options
         callbacks = options.tool_callbacks if isinstance(options, ToolCallingChatOptions) else ()
         registered = [c.name for c in callbacks if isinstance(c, _ActivityTool) and c.search is None]
@@ -302,8 +303,13 @@ class ToolweaveRun:
             round=self._round,
             deltas=deltas,
         )
-        answer = await workflow.execute_activity(
-            MODEL_CALL, call, result_type=ModelAnswer, start_to_close_timeout=entry.timeout, retry_policy=entry.retry
+        answer = await workflow.execute_activity(  # heartbeats: a worker lost mid-call is noticed in seconds
+            MODEL_CALL,
+            call,
+            result_type=ModelAnswer,
+            start_to_close_timeout=entry.timeout,
+            heartbeat_timeout=timedelta(seconds=registry.heartbeat_timeout),
+            retry_policy=entry.retry,
         )
         response = from_json_value(answer.response)
         if not isinstance(response, ChatResponse):
