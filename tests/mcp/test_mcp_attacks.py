@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import stdio
-from toolweave.exceptions import ToolExecutionError
+from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.mcp import (
     McpConnectionError,
     McpTimeoutError,
@@ -121,3 +121,20 @@ def test_invalid_overlong_blank_and_clashing_tool_names_get_valid_unique_names()
 def test_a_tool_list_that_is_not_valid_mcp_is_a_connection_error_naming_the_field() -> None:
     with pytest.raises(McpConnectionError, match='properties'):
         hostile('badlist').connect()
+
+
+def test_a_deep_schema_is_validated_and_one_too_deep_for_the_sdk_is_a_bounded_timeout() -> None:
+    with hostile('deepschema', '40') as provider:
+        deep = provider.tool_callbacks[0]
+        assert deep.tool_definition.name == 'deep'
+        assert deep.call('{"a": {"a": {}}}').startswith('echoed ')
+        with pytest.raises(ToolExecutionError, match='/a/a: 5 is not of type') as invalid:  # server not asked
+            deep.call('{"a": {"a": 5}}')
+        assert isinstance(invalid.value.__cause__, InvalidToolArgumentsError)
+    started = time.monotonic()
+    with pytest.raises(McpTimeoutError, match='did not connect within 3 seconds'):
+        # the SDK drops a listing nested past pydantic's JSON recursion limit: no answer, not a hang
+        McpToolCallbackProvider(
+            stdio('hostile', 'hostile.py', 'deepschema', '3000'), timeouts=McpTimeouts(connect=3, close=3)
+        ).connect()
+    assert time.monotonic() - started < 30

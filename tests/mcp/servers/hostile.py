@@ -4,7 +4,8 @@ Modes (the answer to a ``tools/call`` with ``x == 1``, or to ``tools/list`` for 
 ``garbage`` (a non-JSON line, then no answer), ``badresult`` (a result that is not a CallToolResult),
 ``huge`` (one text part of ``argv[3]`` bytes), ``flood`` (10,000 non-JSON lines on stdout, then the answer),
 ``stderr`` (``argv[3]`` bytes on stderr, then the answer), ``error`` (a JSON-RPC error with a long text),
-``names`` (tools with invalid, overlong and clashing names), ``badlist`` (a tool list that is not valid MCP), ``close`` (closes stdout and stays alive).
+``names`` (tools with invalid, overlong and clashing names), ``badlist`` (a tool list that is not valid MCP),
+``deepschema`` (a schema ``argv[3]`` levels deep), ``close`` (closes stdout and stays alive).
 """
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ for line in sys.stdin:
             'serverInfo': {'name': 'hostile', 'version': '1'},
         }
         send({'jsonrpc': '2.0', 'id': request_id, 'result': result})
+    elif method == 'tools/list' and MODE == 'deepschema':  # written by hand: json.dumps cannot nest that deep
+        depth = SIZE or 3000
+        deep = '{"type":"object","properties":{"a":' * depth + '{"type":"object"}' + '}}' * depth
+        echo = json.dumps({'name': 'echo', 'inputSchema': SCHEMA})
+        line = f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}},{echo}]}}}}'
+        sys.stdout.write(line + '\n')
+        sys.stdout.flush()
     elif method == 'tools/list':
         send({'jsonrpc': '2.0', 'id': request_id, 'result': {'tools': tools()}})
     elif method == 'tools/call':
