@@ -371,42 +371,47 @@ def test_every_framework_runs_the_same_loop() -> None:
 def _interleaved(
     blocking: dict[str, Callable[[], object]],
     coroutines: dict[str, Callable[[], Awaitable[object]]],
-    repeat: int = 15,
-    number: int = 20,
+    repeat: int = 30,
+    window: float = 0.002,
 ) -> dict[str, float]:
-    """Seconds per run of each entry: the best of ``repeat`` timings of ``number`` runs, the entries taking turns.
+    """Seconds per run of each entry: the best of ``repeat`` timed windows, the entries taking turns.
 
-    Taking turns, every entry is timed across the same stretch of the run, so a load spike on a shared
-    machine touches all of them instead of one (timing each entry's repeats back to back let one
-    busy second decide a ratio); the best timing is the least disturbed. Coroutine entries are awaited
-    on one event loop kept for the whole measurement (as a service's loop is).
+    Every window lasts about ``window`` seconds whatever the entry (as many runs as fit, found in a
+    warm-up): on a loaded machine a long window is less likely to run undisturbed than a short one,
+    so equal windows keep the slower entry from being measured worse than it is. Taking turns, every
+    entry is timed across the same stretch of the run, so a load spike touches all of them; the best
+    window is the least disturbed. A window holds several runs, so the garbage collections an entry's
+    allocations cause are counted. Coroutine entries are awaited on one event loop kept for the whole
+    measurement (as a service's loop is).
     """
     loop = asyncio.new_event_loop()
 
-    async def awaited(fn: Callable[[], Awaitable[object]]) -> float:
+    async def awaited(fn: Callable[[], Awaitable[object]], number: int) -> float:
         start = time.perf_counter()
         for _ in range(number):
             await fn()
         return time.perf_counter() - start
 
-    def called(fn: Callable[[], object]) -> float:
+    def called(fn: Callable[[], object], number: int) -> float:
         start = time.perf_counter()
         for _ in range(number):
             fn()
         return time.perf_counter() - start
 
-    def on_loop(fn: Callable[[], Awaitable[object]]) -> float:
-        return loop.run_until_complete(awaited(fn))
+    def on_loop(fn: Callable[[], Awaitable[object]], number: int) -> float:
+        return loop.run_until_complete(awaited(fn, number))
 
-    timers: dict[str, Callable[[], float]] = {name: functools.partial(called, fn) for name, fn in blocking.items()}
+    timers: dict[str, Callable[[int], float]] = {name: functools.partial(called, fn) for name, fn in blocking.items()}
     timers.update({name: functools.partial(on_loop, fn) for name, fn in coroutines.items()})
-    best = dict.fromkeys(timers, float('inf'))
     try:
-        for timer in timers.values():  # warm-up: imports, caches, the worker threads
-            timer()
+        runs = {}
+        for name, timer in timers.items():  # warm-up (imports, caches, worker threads), then runs per window
+            timer(3)
+            runs[name] = max(2, round(window / (min(timer(1) for _ in range(5)) or window)))
+        best = dict.fromkeys(timers, float('inf'))
         for _ in range(repeat):
             for name, timer in timers.items():
-                best[name] = min(best[name], timer() / number)
+                best[name] = min(best[name], timer(runs[name]) / runs[name])
     finally:
         loop.close()
     return best

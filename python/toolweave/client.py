@@ -526,21 +526,24 @@ class ChatClientRequestSpec:
         key by key, the request's winning), so the tools the model is sent are the tools the loop runs.
         """
         base = self._options
-        if isinstance(base, ToolCallingChatOptions):
-            options = base
-        elif base is None:
-            options = ToolCallingChatOptions()
-        else:
-            options = ToolCallingChatOptions(**{f.name: getattr(base, f.name) for f in fields(base)})
-        callbacks = (*options.tool_callbacks, *_callbacks_of(self._tools))
-        names = options.tool_names
-        context = {**options.tool_context, **self._tool_context}
+        options = base if isinstance(base, ToolCallingChatOptions) else None
+        callbacks = (*(options.tool_callbacks if options else ()), *_callbacks_of(self._tools))
+        names = options.tool_names if options else frozenset()
+        context = {**(options.tool_context if options else {}), **self._tool_context}
         defaults = getattr(self._model, 'default_options', None)
         if isinstance(defaults, ToolCallingChatOptions):
             callbacks = callbacks or defaults.tool_callbacks
             names = names or defaults.tool_names
             context = {**defaults.tool_context, **context}
-        return replace(options, tool_callbacks=_unique_names(callbacks), tool_names=names, tool_context=context)
+        tools: dict[str, Any] = {
+            'tool_callbacks': _unique_names(callbacks),
+            'tool_names': names,
+            'tool_context': context,
+        }
+        if options is not None:
+            return replace(options, **tools)
+        values = {f.name: getattr(base, f.name) for f in fields(base)} if base is not None else {}
+        return ToolCallingChatOptions(**values, **tools)  # built once (each build checks every tool)
 
     def _chain_advisors(self) -> list[Advisor]:
         from toolweave.advisors.tool_calling import ToolCallingAdvisor

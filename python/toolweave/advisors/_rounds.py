@@ -347,7 +347,7 @@ class RoundEngine:
             return self._pause(result)
         if result.return_direct:
             chat = replace(_chat(response), generations=result.build_generations())
-            return self._finish(replace(response, chat_response=chat))
+            return self._finish(response.with_chat_response(chat))
         self.history = result.conversation_history
         self.instructions = self.advisor.do_get_next_instructions_for_tool_call(self.request, response, result)
         if resumed:
@@ -439,7 +439,7 @@ class RoundEngine:
 
     @staticmethod
     def _with_generation(response: ChatClientResponse, generation: Generation) -> ChatClientResponse:
-        return replace(response, chat_response=replace(_chat(response), generations=(generation,)))
+        return response.with_chat_response(replace(_chat(response), generations=(generation,)))
 
     def _finish(self, response: ChatClientResponse, *, natural: bool = False, paused: RunState | None = None) -> Finish:
         """The final response (usage summed, rounds counted), the finalize hook and ``RunFinished``.
@@ -453,7 +453,7 @@ class RoundEngine:
             chat = self.usage.apply_accumulated_usage(response.chat_response)
             extra = {RUN_STATE_METADATA_KEY: paused} if paused is not None else {}
             chat = replace(chat, metadata={**chat.metadata, 'toolCallingRounds': self.rounds, **extra})
-            final = replace(response, chat_response=chat)
+            final = response.with_chat_response(chat)
         chunks: tuple[ChatClientResponse, ...] = ()
         if self.streaming:
             if not natural:
@@ -539,7 +539,7 @@ class _StreamRound:
         chat = chunk.chat_response
         if chat is None or chat.usage is None:
             return chunk
-        return replace(chunk, chat_response=self.engine.usage.apply_previous_accumulated_usage_to_chunk(chat))
+        return chunk.with_chat_response(self.engine.usage.apply_previous_accumulated_usage_to_chunk(chat))
 
     def finish(self) -> ChatClientResponse:
         return ChatClientResponse(self.aggregator.result(), self.context)

@@ -70,6 +70,12 @@ class ChatClientResponse:
     chat_response: ChatResponse | None
     context: dict[str, Any] = field(default_factory=dict)
 
+    def with_chat_response(self, chat_response: ChatResponse | None) -> ChatClientResponse:
+        """The same context with another model response."""
+        if type(self) is ChatClientResponse:  # built directly: a replace() costs 3x
+            return ChatClientResponse(chat_response, self.context)
+        return replace(self, chat_response=chat_response)
+
 
 class CallAdvisorChain(Protocol):
     """The rest of the chain, for the blocking and async paths."""

@@ -125,6 +125,8 @@ def warn_unknown_params(context: Mapping[str, Any], advisors: Sequence[Advisor])
     Keys starting with ``toolweave.`` (the library's own) and non-string keys are skipped. The
     message names the key, the advisors' declared parameters closest to it, and how to declare one.
     """
+    if not context:
+        return
     declared: set[str] = set().union(*(a.advisor_params for a in advisors))
     for key in context:
         if not isinstance(key, str) or key.startswith('toolweave.') or key in declared:

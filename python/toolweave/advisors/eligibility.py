@@ -29,7 +29,7 @@ class DefaultToolExecutionEligibilityChecker:
 
     def __call__(self, chat_response: ChatResponse | None) -> bool:
         """``chat_response.has_tool_calls()``."""
-        return chat_response is not None and chat_response.has_tool_calls()
+        return chat_response is not None and bool(chat_response.tool_calls)  # the same, without a generator
 
 
 class StrictToolExecutionEligibilityChecker:

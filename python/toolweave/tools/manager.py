@@ -668,7 +668,7 @@ class _Batch:
         """History + return_direct; the counter of the new history is kept for the next round."""
         history = self.history()
         self.manager._remember(history, self.counter)  # every call of the batch counted, as a fresh count would
-        pending = tuple(self.pending[index] for index in sorted(self.pending))
+        pending = tuple(self.pending[index] for index in sorted(self.pending)) if self.pending else ()
         return ToolExecutionResult(history, bool(self.return_direct), pending)
 
 
