@@ -53,7 +53,8 @@ class ToolContext(Mapping[str, Any]):
     """A read-only mapping passed to tools that declare a ``ToolContext`` parameter.
 
     As Spring AI's ``ToolContext``: built by the manager from ``options.tool_context``, one per tool
-    call. The key ``TOOL_CALL_HISTORY`` holds the conversation history so far.
+    call (of a tool that reads one: a callback's ``takes_tool_context``, true when it does not say).
+    The key ``TOOL_CALL_HISTORY`` holds the conversation history so far.
 
     Each ``ToolContext`` holds its own copy of the containers it is given: dicts, lists, tuples, sets
     and deques (subclasses included) are copied all the way down, so a tool that changes a nested
