@@ -105,7 +105,9 @@ def replace_section(start: str, end: str, lines: list[str]) -> None:
 
 
 def bar_chart(name: str, bars: dict[str, float], xlabel: str, line: float | None = None) -> str:
-    """Draw ``bars`` (label -> value; labels with "baseline" in gray) to results/``name``; the markdown image line.
+    """Draw ``bars`` (label -> value) to results/``name``; the markdown image line.
+
+    Green: toolweave; gray: baseline rows; blue: the others (pydantic, httpx).
 
     ``line``: a vertical reference line (a target). ``''`` when matplotlib (a bench-only dependency) is missing.
     """
@@ -119,7 +121,11 @@ def bar_chart(name: str, bars: dict[str, float], xlabel: str, line: float | None
     labels = list(bars)[::-1]
     values = [bars[label] for label in labels]
     fig, ax = plt.subplots(figsize=(11, 0.42 * len(labels) + 1.2))
-    ax.barh(range(len(labels)), values, color=['tab:gray' if 'baseline' in n else 'tab:green' for n in labels])
+    colors = [
+        'tab:gray' if 'baseline' in n else 'tab:green' if 'toolweave' in n or 'OpenAI' in n else 'tab:blue'
+        for n in labels
+    ]
+    ax.barh(range(len(labels)), values, color=colors)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     for y, value in enumerate(values):
         ax.text(value, y, f' {value:.2f}', va='center', fontsize=7)
@@ -166,7 +172,7 @@ def test_import_times(capsys: pytest.CaptureFixture[str]) -> None:
             bar_chart(
                 'import.png',
                 {name: (cpu - bare_cpu) * 1e3 for name, (_, cpu) in best.items() if name != 'bare python'},
-                'CPU ms beyond bare Python (best of the rounds; gray: baseline)',
+                'CPU ms beyond bare Python (best of the rounds)',
             ),
         ]
         replace_section(START, END, section)

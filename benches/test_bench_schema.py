@@ -571,7 +571,7 @@ def test_cold_schema(capsys: pytest.CaptureFixture[str]) -> None:
                 bar_chart(
                     'import_schema.png',
                     {name: median / floor_median for name, (_, median) in cold.items()},
-                    "median CPU / pydantic TypeAdapter(fn).json_schema()'s, fresh interpreters (gray: baseline)",
+                    'median CPU / pydantic TypeAdapter(fn).json_schema() cold (fresh interpreters)',
                     line=1.0,
                 ),
             ],
