@@ -985,36 +985,6 @@ def _close_private_loop(
             loop.close()
 
 
-class _LoopThread:
-    """A private event loop running in a daemon thread, in a copy of the creator's context variables (MCP sessions)."""
-
-    def __init__(self, name: str = 'toolweave-stream') -> None:
-        import asyncio
-
-        self.loop = asyncio.new_event_loop()
-        context = contextvars.copy_context()
-        self._thread = threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        import asyncio
-
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            try:
-                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-                self.loop.run_until_complete(self.loop.shutdown_default_executor())
-            finally:
-                self.loop.close()
-
-    def stop(self) -> None:
-        """Stop the loop and wait (bounded) for its thread."""
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(_CLOSE_TIMEOUT)
-
-
 def _raise_error_of(task: asyncio.Future[None]) -> None:
     """Raise the finished ``task``'s exception, a carried ``BaseException`` as itself."""
     from toolweave.tools._concurrent import CarriedError

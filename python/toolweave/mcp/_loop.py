@@ -2,21 +2,50 @@
 
 An MCP session (anyio task groups underneath) must be entered and left in one task of one loop, while
 tools are called from blocking code, from ``acall()`` on the caller's loop and from ``stream()`` on the
-stream's private loop. So every session runs on this loop (toolweave's ``_LoopThread``, as sync streams
-use), and callers hand it coroutines: :meth:`BackgroundLoop.run` blocks, :meth:`BackgroundLoop.arun` awaits
-(a cancelled caller cancels the coroutine on the background loop).
+stream's private loop. So every session runs on this loop (a :class:`_LoopThread`), and callers hand it
+coroutines: :meth:`BackgroundLoop.run` blocks, :meth:`BackgroundLoop.arun` awaits (a cancelled caller
+cancels the coroutine on the background loop).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from toolweave.client import _LoopThread
-
 __all__ = ['BackgroundLoop']
+
+_CLOSE_TIMEOUT = 30.0
+"""Seconds :meth:`_LoopThread.stop` waits for the loop's thread."""
+
+
+class _LoopThread:
+    """A private event loop running in a daemon thread, in a copy of the creator's context variables."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._run,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+                self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            finally:
+                self.loop.close()
+
+    def stop(self) -> None:
+        """Stop the loop and wait (bounded) for its thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(_CLOSE_TIMEOUT)
+
 
 _T = TypeVar('_T')
 
