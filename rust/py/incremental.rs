@@ -8,7 +8,7 @@
 //!   and set or appended;
 //! - the member still being written (a string or a number) is in its container too and is
 //!   replaced by its longer version at each fragment. The open string grows in place when nothing
-//!   but the parser holds it ([`append`]: CPython's `s += t` fast path), so a fragment costs its
+//!   but the parser holds it ([`GROWER`]: CPython's `s += t` fast path), so a fragment costs its
 //!   own length, not the string's;
 //! - a key, literal or number that partial mode drops is simply not set yet.
 //!
@@ -16,6 +16,7 @@
 //! containers of the open path copied (references to their members), the rest shared.
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
@@ -79,6 +80,8 @@ struct Values {
     string: Option<Py<PyString>>,
     /// Buffer for quoting a string piece before decoding it.
     scratch: Vec<u8>,
+    /// `send` of the generator growing the string in progress, from its second piece on.
+    send: Option<Py<PyAny>>,
 }
 
 /// [`Values`] receiving the scanner's reports, with the GIL held.
@@ -129,31 +132,53 @@ impl<'py> Session<'_, 'py> {
     }
 }
 
-/// `s += piece` run by CPython's interpreter, whose fast path for a `str` held by one local
-/// variable only resizes it in place (`BINARY_OP_INPLACE_ADD_UNICODE`, and `unicode_concatenate`
-/// before 3.11): the function takes `s` out of `holder` (a list holding it alone) into its local,
-/// so when nothing else holds `s` (see [`Builder::string_piece`]) a piece costs its own length,
-/// not the string's. Anywhere the fast path does not apply (a shared string, a tracer) it is a
-/// plain concatenation: the same value, a copy.
-const GROW: &std::ffi::CStr =
-    c"def grow(holder, piece):\n    s = holder.pop()\n    s += piece\n    return s\n";
+/// The string in progress grown by `s += piece` in a Python generator, whose local `s` is the
+/// string's only holder between pieces (see [`Builder::string_piece`]): CPython then resizes it
+/// in place (its fast path for a `str` held by one local variable, `BINARY_OP_INPLACE_ADD_UNICODE`,
+/// `unicode_concatenate` before 3.11), so a piece costs its own length, not the string's. Where
+/// the fast path does not apply (a string held elsewhere, as by a snapshot; a tracer) it is a plain
+/// concatenation: the same value, a copy. Started with the string's first two pieces; each `send`
+/// adds one and returns the string so far.
+const GROWER: &std::ffi::CStr =
+    c"def grower(s, piece):\n    while True:\n        s += piece\n        piece = yield s\n";
 
-static GROW_FN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// Strings shorter than this many characters grow by a plain copy (bounded, so still linear).
+const GROW_IN_PLACE_FROM: usize = 2048;
 
-/// `s + piece`, in place when `s` is held by nothing else (see [`GROW`]).
-fn append<'py>(s: Py<PyString>, piece: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = piece.py();
-    let grow = GROW_FN.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+static GROWER_FN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn grower(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    GROWER_FN.get_or_try_init(py, || {
         let globals = PyDict::new(py);
-        py.run(GROW, Some(&globals), None)?;
+        py.run(GROWER, Some(&globals), None)?;
         Ok(globals
-            .get_item("grow")?
-            .ok_or_else(|| PyTypeError::new_err("grow"))?
+            .get_item("grower")?
+            .ok_or_else(|| PyTypeError::new_err("grower"))?
             .unbind())
-    })?;
-    let holder = PyList::empty(py);
-    holder.append(s.into_bound(py))?; // the list now holds the only reference
-    grow.bind(py).call1((holder, piece))
+    })
+}
+
+impl Values {
+    /// `s + piece`, in place when nothing else holds `s` (see [`GROWER`]).
+    fn append<'py>(
+        &mut self,
+        s: Py<PyString>,
+        piece: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = piece.py();
+        if let Some(send) = &self.send {
+            drop(s); // the generator's local is now the string's only holder
+            return send.bind(py).call1((piece,));
+        }
+        let s = s.into_bound(py);
+        if s.len()? < GROW_IN_PLACE_FROM {
+            return s.add(piece); // a short copy costs less than starting a generator
+        }
+        let generator = grower(py)?.bind(py).call1((s, piece))?;
+        let joined = generator.call_method0(intern!(py, "__next__"))?;
+        self.send = Some(generator.getattr(intern!(py, "send"))?.unbind());
+        Ok(joined)
+    }
 }
 
 impl Builder for Session<'_, '_> {
@@ -228,7 +253,7 @@ impl Builder for Session<'_, '_> {
                         .set(py, &py.None().into_bound(py))
                         .map_err(unhandled)?;
                 }
-                append(s, &piece).map_err(unhandled)?
+                self.values.append(s, &piece).map_err(unhandled)?
             }
             None => piece,
         };
@@ -238,6 +263,7 @@ impl Builder for Session<'_, '_> {
     }
 
     fn string_end(&mut self) -> Result<(), Unhandled> {
+        self.values.send = None;
         let value = match self.values.string.take() {
             Some(s) => s.into_bound(self.py).into_any(),
             None => PyString::new(self.py, "").into_any(),

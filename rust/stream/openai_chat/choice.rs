@@ -63,7 +63,7 @@ pub struct ChoiceState {
     pub text: String,
     /// Concatenated `delta.reasoning_content` / `delta.reasoning`; `None` until one is seen.
     pub reasoning: Option<String>,
-    /// Tool calls in order of first appearance (see [`Self::calls`] for the reported order).
+    /// Tool calls in order of first appearance (see [`Self::order`] for the reported order).
     pub tool_calls: Vec<ToolCall>,
     /// Last non-null `finish_reason`.
     pub finish_reason: Option<String>,

@@ -3,7 +3,7 @@
 //!
 //! Each chunk is read with a targeted `jiter` pass: only the fields we aggregate are decoded, the
 //! rest is validated and skipped. A chunk that differs from the last eligible parsed one only in
-//! its text, reasoning or argument string is read through a [`Template`] instead (two byte
+//! its text, reasoning or argument string is read through a [`Template`](crate::stream::template::Template) instead (two byte
 //! comparisons and one string decode; same result). Only choice index 0 is aggregated (a choice without `index`
 //! counts as 0). Within one chunk a repeated key behaves like a Python dict: the last one wins.
 //!
