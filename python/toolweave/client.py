@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # asyncio, the loop engine, tool binding, events and structur
     from toolweave.runstate.state import Resumption, RunState
     from toolweave.structured import ResponseEntity, Strategy
     from toolweave.tools.callback import ToolCallback
+    from toolweave.tools.manager import ToolCallingManager
 
 __all__ = [
     'CallResponse',
@@ -92,6 +93,22 @@ def _local_claims_store() -> InMemoryRunStateStore:
     from toolweave.runstate.base import InMemoryRunStateStore
 
     return InMemoryRunStateStore()
+
+
+def _check_approved_tools(resume: Resumption, manager: ToolCallingManager, options: ChatOptions | None) -> None:
+    """Raise ``MissingToolError`` when an approved call's tool is neither the request's nor one its resolver finds."""
+    from toolweave.approvals import Approve
+    from toolweave.runstate.state import MissingToolError
+
+    approved = {c.name for c in resume.state.pending if isinstance(resume.decisions.get(c.id), Approve)}
+    if not approved:
+        return
+    missing = approved - {d.name for d in manager.resolve_tool_definitions(options)}
+    resolver = getattr(manager, 'tool_callback_resolver', None)
+    if resolver is not None and getattr(manager, 'resolution_fallback_enabled', False):
+        missing = {name for name in missing if resolver.resolve(name) is None}
+    if missing:
+        raise MissingToolError(sorted(missing))
 
 
 @dataclass(frozen=True)
@@ -495,16 +512,20 @@ class ChatClientRequestSpec:
         context = dict(self._advisor_params)
         if self._resume is not None:
             prompt = Prompt((), prompt.options)  # the tool loop continues the run's own messages
-            context[RESUME_CONTEXT_KEY] = self._claimed(advisors)
+            context[RESUME_CONTEXT_KEY] = self._claimed(advisors, prompt.options)
         if on_event is not None:
             context[ON_EVENT_CONTEXT_KEY] = _logging_errors(_check_handler(on_event))
         return ChatClientRequest(prompt, context), chain
 
-    def _claimed(self, advisors: list[Advisor]) -> Resumption:
+    def _claimed(self, advisors: list[Advisor], options: ChatOptions | None) -> Resumption:
         """The resumption, once its run is claimed (in the client's store, else in this process).
+
+        Everything that can refuse the request is checked before the claim, so a refused request leaves
+        the run resumable.
 
         Raises:
             ValueError: the request has new messages, or no tool advisor to continue the run.
+            MissingToolError: an approved call's tool is not among the request's tools.
             RunAlreadyResumedError: the run was resumed before.
         """
         from toolweave.advisors.tool_calling import ToolCallingAdvisor
@@ -513,8 +534,10 @@ class ChatClientRequestSpec:
         assert resume is not None
         if self._messages:
             raise ValueError('a resumed run takes no new messages: resume it first, then send them in a new request')
-        if not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
+        loop = next((a for a in advisors if isinstance(a, ToolCallingAdvisor)), None)
+        if loop is None:
             raise ValueError('resuming a run needs a ToolCallingAdvisor on the chain (auto-registration is off)')
+        _check_approved_tools(resume, loop.tool_calling_manager, options)
         (self._defaults.run_state_store or _local_claims()).claim(resume.state.run_id)
         return resume
 

@@ -26,6 +26,7 @@ from toolweave.runstate import (
     InMemoryRunStateStore,
     InvalidDecisionError,
     InvalidRunStateError,
+    MissingToolError,
     RedisRunStateStore,
     RunState,
     RunStateError,
@@ -154,6 +155,26 @@ def test_a_hostile_decision_is_refused_and_the_run_can_still_be_resumed(tool_nam
     good = Approve() if tool_name == 'transfer' else DeferredResult('yes')
     assert client.resume(state, {'t0': good}).call().content() == 'done'
     assert SENT == (['5 x'] if tool_name == 'transfer' else [])
+
+
+def test_resuming_without_the_approved_calls_tool_claims_nothing():
+    """An approved call whose tool the resuming request lacks is refused before the claim (the run stays resumable)."""
+    SENT.clear()
+    client, state = paused()
+    bare = ChatClient.builder(S([S.text_response('done')])).build()  # no default tools
+    with pytest.raises(MissingToolError, match="'transfer'") as raised:
+        bare.resume(state, {'t0': Approve()}).call()
+    assert raised.value.tool_names == ('transfer',)
+    assert isinstance(raised.value, LookupError)
+    assert SENT == []
+    assert client.resume(state, {'t0': Approve()}).call().content() == 'done'
+    assert SENT == ['5 x']
+
+
+def test_denying_a_call_needs_no_tool():
+    _, state = paused()
+    bare = ChatClient.builder(S([S.text_response('understood')])).build()
+    assert bare.resume(state, {'t0': Deny('not today')}).call().content() == 'understood'
 
 
 @pytest.mark.parametrize('decisions', [None, [('t0', Approve())], {('t0',): Approve()}, {0: Approve()}])

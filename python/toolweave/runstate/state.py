@@ -121,6 +121,19 @@ class UnknownToolCallError(RunStateError):
         self.call_ids = tuple(call_ids)
 
 
+class MissingToolError(RunStateError, LookupError):
+    """Approved calls name tools the resuming request does not have (give it the run's tools).
+
+    Attributes:
+        tool_names: The missing tools' names, sorted.
+    """
+
+    def __init__(self, tool_names: Sequence[str]) -> None:
+        names = ', '.join(repr(n) for n in tool_names)
+        super().__init__(f"approved tool calls need tools this request does not have: {names}; pass the run's tools")
+        self.tool_names = tuple(tool_names)
+
+
 class MissingDecisionError(RunStateError):
     """A pending call has no decision.
 
