@@ -2,8 +2,9 @@
 
 A service streaming more than 20 answers at once reconnected for some requests once they ended: httpx's
 default pool keeps only 20 idle connections. Against a keep-alive loopback server, 40 concurrent streams
-and then 40 more must open 40 connections in all, async and blocking (with httpx's default limits the
-blocking client opened 46 here).
+and then 40 more must open at most 40 connections in all, async and blocking (with httpx's default limits the
+blocking client opened 46 here). Threads of a loaded machine may overlap less than 40 at once, so the
+blocking test asks for more than httpx's 20 at once (else it would prove nothing) and at most 40 in all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from toolweave.chat import Prompt
 from toolweave.providers import OpenAIChatModel
 
 CONCURRENT = 40
+HTTPX_DEFAULT_IDLE = 20
 
 
 def answer(path: str, body: bytes) -> Answer:
@@ -58,4 +60,4 @@ def test_concurrent_blocking_streams_reuse_their_connections() -> None:
                 assert list(pool.map(one, range(CONCURRENT))) == ['hi'] * CONCURRENT
         model.close()
         assert server.requests == 2 * CONCURRENT
-        assert server.connections == CONCURRENT
+        assert HTTPX_DEFAULT_IDLE < server.connections <= CONCURRENT
