@@ -33,7 +33,7 @@ help:
 	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents (~2-3 min)'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
 	@echo 'make soak   - reliability attacks randomised and longer, SOAK_SECONDS (60) per area, prints figures'
-	@echo 'make fuzz   - cargo fuzz (nightly) on the stream and JSON parsers, FUZZ_SECONDS (60) per target'
+	@echo 'make fuzz   - cargo fuzz (nightly) on the stream, JSON and incremental partial parsers, FUZZ_SECONDS (60) per target'
 
 $(PY):
 	$(PY_BOOT) -m venv $(VENV)
@@ -136,7 +136,7 @@ wheel: $(WHEEL_TOOLS)
 	ls -l $(DIST)
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := stream_feed json_modes
+FUZZ_TARGETS := stream_feed json_modes partial_incremental
 
 # Coverage-guided fuzzing of the pure Rust core (fuzz/); needs a nightly toolchain and cargo-fuzz.
 # fuzz/seeds/<target>/ holds hand-made starting inputs (e.g. the exact Anthropic event shapes).
