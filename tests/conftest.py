@@ -23,3 +23,9 @@ __all__ += ['run_loop']
 from support.redis_fixtures import redis_url
 
 __all__ += ['redis_url']
+
+# --- hypothesis: slow data generation on a loaded machine is not a failure (the properties still hold) ---
+from hypothesis import HealthCheck, settings
+
+settings.register_profile('toolweave', suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile('toolweave')
