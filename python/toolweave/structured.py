@@ -143,6 +143,12 @@ MAX_ERROR_LINE = 300
 """Characters kept of one error line (a location may hold a key the model wrote, of any length)."""
 
 
+def _not_json(error: ToolArgumentsError) -> str:
+    """``'not JSON at line L column C: <reason> near <excerpt>'``: the parser's reason, without its tool-arguments wording."""
+    reason = error.message.partition('): ')[2] or error.message
+    return f'not JSON at line {error.line} column {error.column}: {reason}'
+
+
 def _errors(exc: pydantic.ValidationError) -> list[str]:
     """One line per error, at most :data:`MAX_ERRORS` lines of at most :data:`MAX_ERROR_LINE` characters each.
 
@@ -225,7 +231,7 @@ class OutputType(Generic[T]):
             try:
                 value = orjson.loads(_strip(text))  # a bare list or scalar (lenient mode reads objects only)
             except orjson.JSONDecodeError:
-                raise OutputValidationError([f'not JSON: {exc}']) from exc
+                raise OutputValidationError([_not_json(exc)]) from exc
         try:
             return self._adapter.validate_python(self._unwrap(value))
         except pydantic.ValidationError as exc:

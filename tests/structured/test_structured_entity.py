@@ -241,7 +241,7 @@ def test_validate_reports_errors() -> None:
     output = OutputType.of(Point)
     with pytest.raises(OutputValidationError) as info:
         output.validate('no json here')
-    assert info.value.errors[0].startswith('not JSON')
+    assert info.value.errors[0] == "not JSON at line 1 column 1: expected a value near 'no json here'"
 
 
 def test_default_strategy_per_provider() -> None:

@@ -70,7 +70,8 @@ class MethodToolCallbackProvider:
             if not found:
                 raise ValueError(
                     f'No @tool methods found on {type(obj).__name__} object {obj!r}; '
-                    'pass a ToolCallback (e.g. MethodToolCallback(fn)) for a plain function instead'
+                    'tools are functions (decorated with @tool or not), ToolCallbacks, or objects with @tool methods; '
+                    'pass a ToolCallback (e.g. MethodToolCallback(fn)) to wrap anything else'
                 )
             callbacks.extend(found)
             owners.extend(type(obj).__qualname__ for _ in found)
