@@ -7,7 +7,6 @@ that names what was wrong, leaks no key, and changes nothing: the run can still 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from support.redis_fixtures import _free_port
+from support.redis_fixtures import redis_server
 from toolweave import ChatClient, tool
 from toolweave.approvals import Approve, DeferredResult, Deny
 from toolweave.providers import ScriptedChatModel
@@ -255,33 +254,8 @@ def test_a_ttl_redis_cannot_keep_is_refused_at_construction(kind, ttl, tmp_path)
 @pytest.fixture
 def own_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A redis-server of this test alone (the test kills or stops it)."""
-    binary = shutil.which('redis-server')
-    if binary is None:
-        pytest.skip('redis-server not installed')
-    import redis
-
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, '--port', str(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f'redis://127.0.0.1:{port}/0'
-    try:
-        probe = redis.Redis.from_url(url)
-        for _ in range(200):
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.025)
-        probe.close()
-        yield url, process
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGCONT)
-            process.terminate()
-            process.wait(10)
+    with redis_server() as server:
+        yield server
 
 
 def test_a_redis_server_killed_before_the_claim_runs_no_tool(own_redis):

@@ -7,7 +7,10 @@ installs Debian's as root).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -22,8 +25,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope='module')
-def redis_url() -> Iterator[str]:
+@contextlib.contextmanager
+def redis_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``(url, process)`` of a fresh redis-server on a free 127.0.0.1 port (skips without the binary); stopped after.
+
+    A test may kill or SIGSTOP the process; it is resumed and stopped if still running.
+    """
     binary = shutil.which('redis-server')
     if binary is None:
         reason = 'redis-server not installed (make test installs Debian redis-server as root); Redis tests skipped'
@@ -49,7 +56,15 @@ def redis_url() -> Iterator[str]:
         else:
             pytest.fail('redis-server did not answer')
         client.close()
-        yield url
+        yield url, process
     finally:
-        process.terminate()
-        process.wait(10)
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGCONT)
+            process.terminate()
+            process.wait(10)
+
+
+@pytest.fixture(scope='module')
+def redis_url() -> Iterator[str]:
+    with redis_server() as (url, _):
+        yield url
