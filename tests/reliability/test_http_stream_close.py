@@ -70,6 +70,11 @@ class Leftovers:
         assert [str(u.exc_value) for u in self.unraisable] == []
 
 
+CLOSE_BOUND = 2.5
+"""Seconds after the consumer stopped by which the endless upstream must be closed: a bound against a leak
+(the server never ends the stream), generous for a loaded machine (1.13 s was seen under load), not a speed target."""
+
+
 def closed_within(server: FaultServer, stopped: float) -> float:
     conn = server.connections[-1]
     assert conn.client_closed(3.0), 'the upstream connection was never closed'
@@ -154,7 +159,7 @@ def test_stopping_closes_the_connection(scenario: str) -> None:
         model = build_model('openai', server.url)
         leftovers = Leftovers()
         stopped = leftovers.run(functools.partial(SCENARIOS[scenario], model))
-        assert closed_within(server, stopped) < 1.0
+        assert closed_within(server, stopped) < CLOSE_BOUND
         leftovers.assert_clean()
         model.close()
 
@@ -165,7 +170,7 @@ def test_every_provider_class_closes_on_break(provider: str) -> None:
         model = build_model(provider, server.url)
         leftovers = Leftovers()
         stopped = leftovers.run(functools.partial(break_in_aclosing, model))
-        assert closed_within(server, stopped) < 1.0
+        assert closed_within(server, stopped) < CLOSE_BOUND
         leftovers.assert_clean()
         model.close()
 
@@ -203,7 +208,7 @@ def test_through_the_chat_client(how: str) -> None:
         model = build_model('openai', server.url)
         leftovers = Leftovers()
         stopped = leftovers.run(chat_client_scenarios(ChatClient.create(model), 0.2)[how])
-        assert closed_within(server, stopped) < 1.0
+        assert closed_within(server, stopped) < CLOSE_BOUND
         leftovers.assert_clean()
         model.close()
 
@@ -214,6 +219,6 @@ def test_through_the_chat_client_then_immediate_shutdown() -> None:
         model = build_model('openai', server.url)
         leftovers = Leftovers()
         stopped = leftovers.run(chat_client_scenarios(ChatClient.create(model), 0.0)['aclosing'])
-        assert closed_within(server, stopped) < 1.0
+        assert closed_within(server, stopped) < CLOSE_BOUND
         leftovers.assert_clean()
         model.close()
