@@ -296,7 +296,7 @@ class MethodToolCallback:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
                 problems = self._problems_of(exc.errors(include_url=False))
-                if problems is None:
+                if problems is None or not _is_json_object(tool_input):
                     return None
                 raise self._invalid(problems) from None
         adapter = self._schema.arguments
@@ -445,3 +445,12 @@ def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def _is_json_object(text: str) -> bool:
+    """Whether ``text`` is a strict JSON object, as the slow path reads it (pydantic's JSON also takes ``NaN``/``Infinity``)."""
+    try:
+        parse_arguments(text)
+    except ToolArgumentsError:
+        return False
+    return True
