@@ -229,6 +229,8 @@ def test_keys_that_cannot_be_sent_are_rejected_without_echo(provider: str, bad: 
     assert leaks(info.value, KEY) == []
     where = len(KEY) if bad in ('del', 'emoji') else 20  # the first character that cannot be sent
     assert f'at position {where} of {len(BAD_KEYS[bad])} ' in str(info.value)
+    kind = 'a control character' if bad in ('nul', 'inner-newline', 'del') else 'a non-ASCII character'
+    assert kind in str(info.value)
     env = {'openai': 'OPENAI_API_KEY', 'responses': 'OPENAI_API_KEY', 'anthropic': 'ANTHROPIC_API_KEY'}
     env |= {'gemini': 'GEMINI_API_KEY', 'ollama': 'OLLAMA_API_KEY'}
     if '\x00' in BAD_KEYS[bad]:

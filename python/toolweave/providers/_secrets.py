@@ -62,7 +62,7 @@ def _first_bad(value: str) -> tuple[int, str] | None:
     if end == len(value):
         return None
     char = value[end]
-    return end, ('a non-ASCII character' if ord(char) > 0x7E else 'a control character')
+    return end, ('a non-ASCII character' if ord(char) > 0x7F else 'a control character')
 
 
 def clean_api_key(key: str | None, owner: str) -> str | None:
