@@ -27,6 +27,7 @@ import pydantic_core
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
+from toolweave.tools._json_native import NativeArguments, native_arguments
 from toolweave.tools._numbers import BOUND_ERRORS, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
@@ -128,6 +129,14 @@ class MethodToolCallback:
         self._func = func
         self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
+        self._positional = tuple(p.name for p in self._schema.parameters if not p.keyword_only)
+        self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
+        self._fills = tuple(
+            (p.name, None if p.default is inspect.Parameter.empty else p.default)
+            for p in self._schema.parameters
+            if not p.required
+        )
+        self._native: NativeArguments | None | bool = False  # False: not built yet (on the first call)
         tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
         assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
@@ -250,13 +259,8 @@ class MethodToolCallback:
             raise
         except Exception as exc:  # a validator of the tool's own types raised: the tool's failure, as text
             raise ToolExecutionError(self._definition, exc) from exc
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for param in self._schema.parameters:
-            if param.keyword_only:
-                kwargs[param.name] = values[param.name]
-            else:
-                args.append(values[param.name])
+        args = [values[name] for name in self._positional]
+        kwargs = {name: values[name] for name in self._keywords}
         if self._schema.context_parameter is not None:
             if tool_context is None:
                 raise ValueError(f"tool '{self._definition.name}' declares a ToolContext parameter but got none")
@@ -267,8 +271,23 @@ class MethodToolCallback:
         return args, kwargs
 
     def _values(self, tool_input: str) -> dict[str, Any]:
-        """Every parameter's value: the fast path, else the slow one that lists every problem."""
-        values = self._validate_fast(tool_input)
+        """Every parameter's value: the JSON-native path, else pydantic's (:meth:`_pydantic_values`)."""
+        native = self._native
+        if native is False:
+            native = self._native = native_arguments(self._schema)
+        if isinstance(native, NativeArguments):
+            values, json_object = native.values(tool_input)
+            if values is not None:
+                return self._with_defaults(values)
+            return self._pydantic_values(tool_input, json_object)
+        return self._pydantic_values(tool_input)
+
+    def _pydantic_values(self, tool_input: str, json_object: bool = False) -> dict[str, Any]:
+        """Every parameter's value by pydantic: the one-step path, else the slow one that lists every problem.
+
+        ``json_object``: the text is known to be a strict JSON object (it need not be parsed to tell).
+        """
+        values = self._validate_fast(tool_input, json_object)
         if values is not None:
             return values
         try:
@@ -278,7 +297,7 @@ class MethodToolCallback:
             raise ToolExecutionError(self._definition, exc, message) from exc
         return self._validate(raw)
 
-    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
+    def _validate_fast(self, tool_input: str, json_object: bool = False) -> dict[str, Any] | None:
         """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
@@ -296,7 +315,7 @@ class MethodToolCallback:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
                 problems = self._problems_of(exc.errors(include_url=False))
-                if problems is None or not _is_json_object(tool_input):
+                if problems is None or not (json_object or _is_json_object(tool_input)):
                     return None
                 raise self._invalid(problems) from None
         adapter = self._schema.arguments
@@ -316,9 +335,10 @@ class MethodToolCallback:
         return self._with_defaults(values)
 
     def _with_defaults(self, values: dict[str, Any]) -> dict[str, Any]:
-        for param in self._schema.parameters:
-            if param.name not in values:
-                values[param.name] = None if param.default is inspect.Parameter.empty else param.default
+        """``values`` with each optional parameter left out set to its default (``None`` without one)."""
+        for name, default in self._fills:
+            if name not in values:
+                values[name] = default
         return values
 
     def _all_sent_failed(self, errors: list[pydantic_core.ErrorDetails], tool_input: str) -> bool:
