@@ -347,3 +347,17 @@ def move(point: Point) -> str:
 def test_a_model_parameter_keeps_the_pydantic_path() -> None:
     assert native_arguments(function_schema(move)) is None
     assert MethodToolCallback(move).call('{"point": {"x": "3"}}') == 'x=3'
+
+
+class Tree(typing_extensions.TypedDict):
+    label: str
+    children: list[Tree]
+
+
+def grow(tree: Tree, depth: list[list[list[list[list[list[list[list[list[float]]]]]]]]] | None = None) -> str:
+    return tree['label']
+
+
+def test_recursive_and_deep_types_keep_the_pydantic_path() -> None:
+    assert native_arguments(function_schema(grow)) is None
+    assert MethodToolCallback(grow).call('{"tree": {"label": "root", "children": []}}') == 'root'
