@@ -67,24 +67,19 @@ class NativeArguments:
     validator: SchemaValidator
     convert: Converter | None
 
-    def values(self, text: str) -> tuple[dict[str, Any] | None, bool]:
-        """``(values, strict_json_object)``: the parameter values sent, or ``None`` when pydantic must decide.
-
-        ``strict_json_object`` says the text was read as a strict JSON object whose numbers JSON
-        Schema can hold (so the caller need not parse it again to know); it is ``False`` when unknown.
-        """
+    def values(self, text: str) -> dict[str, Any] | None:
+        """The parameter values sent, or ``None`` when pydantic must decide."""
         try:
             value: dict[str, Any] = self.validator.validate_json(text)
-        except SchemaValidationError:
-            return None, True
-        except (ToolArgumentsError, ValueError):
-            return None, False
+        except (SchemaValidationError, ToolArgumentsError, ValueError):
+            return None
         if self.convert is None:
-            return value, True
+            return value
         try:
-            return self.convert(value), True
+            converted: dict[str, Any] = self.convert(value)
         except _Refused:
-            return None, True
+            return None
+        return converted
 
 
 def native_arguments(schema: FunctionSchema) -> NativeArguments | None:

@@ -276,18 +276,14 @@ class MethodToolCallback:
         if native is False:
             native = self._native = native_arguments(self._schema)
         if isinstance(native, NativeArguments):
-            values, json_object = native.values(tool_input)
+            values = native.values(tool_input)
             if values is not None:
                 return self._with_defaults(values)
-            return self._pydantic_values(tool_input, json_object)
         return self._pydantic_values(tool_input)
 
-    def _pydantic_values(self, tool_input: str, json_object: bool = False) -> dict[str, Any]:
-        """Every parameter's value by pydantic: the one-step path, else the slow one that lists every problem.
-
-        ``json_object``: the text is known to be a strict JSON object (it need not be parsed to tell).
-        """
-        values = self._validate_fast(tool_input, json_object)
+    def _pydantic_values(self, tool_input: str) -> dict[str, Any]:
+        """Every parameter's value by pydantic: the one-step path, else the slow one that lists every problem."""
+        values = self._validate_fast(tool_input)
         if values is not None:
             return values
         try:
@@ -297,7 +293,7 @@ class MethodToolCallback:
             raise ToolExecutionError(self._definition, exc, message) from exc
         return self._validate(raw)
 
-    def _validate_fast(self, tool_input: str, json_object: bool = False) -> dict[str, Any] | None:
+    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
         """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
@@ -315,9 +311,10 @@ class MethodToolCallback:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
                 problems = self._problems_of(exc.errors(include_url=False))
-                if problems is None or not (json_object or _is_json_object(tool_input)):
+                if problems is None or not _read_as_strict_json(tool_input):
                     return None
-                raise self._invalid(problems) from None
+                error = self._invalid(problems)
+                raise error from error.cause  # not from pydantic's error (its text is the message already)
         adapter = self._schema.arguments
         if adapter is None:
             return None
@@ -328,7 +325,8 @@ class MethodToolCallback:
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
-            raise self._invalid(problems) from None
+            error = self._invalid(problems)
+            raise error from error.cause
         problems = _number_problems(values)
         if problems:
             raise self._invalid(problems)
@@ -348,11 +346,14 @@ class MethodToolCallback:
         did, the one-step error says all it would (a model with numbers has no bounded validator:
         pydantic-core validates it with the class's own).
         """
+        failed = {error['loc'][0] for error in errors if error['loc']}
+        if failed >= self._param_names:  # every parameter failed: whatever was sent failed
+            return _read_as_strict_json(tool_input)
         try:
             sent = parse_arguments(tool_input).keys() & self._param_names
         except ToolArgumentsError:
             return False
-        return sent <= {error['loc'][0] for error in errors if error['loc']}
+        return sent <= failed
 
     def _problems_of(self, errors: list[pydantic_core.ErrorDetails]) -> list[str] | None:
         """The problems :meth:`_validate` would list, read from the one-step validation's errors.
@@ -467,8 +468,16 @@ def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-def _is_json_object(text: str) -> bool:
-    """Whether ``text`` is a strict JSON object, as the slow path reads it (pydantic's JSON also takes ``NaN``/``Infinity``)."""
+def _read_as_strict_json(text: str) -> bool:
+    """Whether ``text``, which pydantic's JSON parser read whole, is strict JSON as the slow path reads it.
+
+    pydantic parses the whole text before validating (a validation error means it parsed), and its
+    parser (jiter, ``allow_inf_nan``) takes ``NaN``, ``Infinity`` and ``-Infinity`` besides strict
+    JSON, which the slow path refuses as syntax errors: only a text holding one of those words is
+    parsed again to tell.
+    """
+    if 'NaN' not in text and 'Infinity' not in text:
+        return True
     try:
         parse_arguments(text)
     except ToolArgumentsError:
