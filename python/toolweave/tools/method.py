@@ -18,6 +18,7 @@ import concurrent.futures
 import copy
 import inspect
 import logging
+import operator
 import re
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
@@ -129,7 +130,7 @@ class MethodToolCallback:
         self._func = func
         self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
-        self._positional = tuple(p.name for p in self._schema.parameters if not p.keyword_only)
+        self._positional = _getter(tuple(p.name for p in self._schema.parameters if not p.keyword_only))
         self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
         self._fills = tuple(
             (p.name, None if p.default is inspect.Parameter.empty else p.default)
@@ -220,7 +221,7 @@ class MethodToolCallback:
             result = await asyncio.to_thread(self._invoke, args, kwargs)
         return self._convert(result)
 
-    def _invoke(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             return self._func(*args, **kwargs)
         except ToolExecutionError:
@@ -228,7 +229,7 @@ class MethodToolCallback:
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
 
-    async def _invoke_async(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    async def _invoke_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             return await self._func(*args, **kwargs)
         except ToolExecutionError:
@@ -248,7 +249,7 @@ class MethodToolCallback:
             raise ToolExecutionError(self._definition, problem)
         return text
 
-    def _bind(self, tool_input: str, tool_context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
+    def _bind(self, tool_input: str, tool_context: ToolContext | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if not isinstance(tool_input, str):
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         if not tool_input.strip():
@@ -259,15 +260,16 @@ class MethodToolCallback:
             raise
         except Exception as exc:  # a validator of the tool's own types raised: the tool's failure, as text
             raise ToolExecutionError(self._definition, exc) from exc
-        args = [values[name] for name in self._positional]
-        kwargs = {name: values[name] for name in self._keywords}
+        args = self._positional(values)
+        kwargs = {name: values[name] for name in self._keywords} if self._keywords else {}
         if self._schema.context_parameter is not None:
             if tool_context is None:
                 raise ValueError(f"tool '{self._definition.name}' declares a ToolContext parameter but got none")
-            if self._schema.context_position is None:
+            position = self._schema.context_position
+            if position is None:
                 kwargs[self._schema.context_parameter] = tool_context
             else:
-                args.insert(self._schema.context_position, tool_context)
+                args = (*args[:position], tool_context, *args[position:])
         return args, kwargs
 
     def _values(self, tool_input: str) -> dict[str, Any]:
@@ -451,6 +453,16 @@ def _number_problems(values: Mapping[str, Any]) -> list[str]:
 def _describe(name: str, error: Any) -> str:
     location = '.'.join(str(part) for part in (name, *error['loc']))
     return f'{location}: {error["msg"]}'
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """``values -> tuple(values[name] for name in names)``, as one C call when there are two names or more."""
+    if len(names) >= 2:
+        return operator.itemgetter(*names)
+    if names:
+        (name,) = names
+        return lambda values: (values[name],)
+    return lambda values: ()
 
 
 def _first_given(*values: str | None) -> str | None:
