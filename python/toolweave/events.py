@@ -278,10 +278,22 @@ def event_to_dict(event: RunEvent) -> dict[str, Any]:
     >>> event_to_dict(TextDelta(round=1, text='Hi'))
     {'kind': 'text_delta', 'round': 1, 'text': 'Hi'}
     """
+    cls = type(event)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(field.name for field in fields(event))
     data: dict[str, Any] = {'kind': event.kind}
-    for field in fields(event):
-        data[field.name] = _plain(getattr(event, field.name))
+    for name in names:
+        value = getattr(event, name)
+        data[name] = value if type(value) in _AS_IS else _plain(value)
     return data
+
+
+_FIELD_NAMES: dict[type[RunEvent], tuple[str, ...]] = {}
+"""Each event class's field names, looked up once (a stream has hundreds of events per request)."""
+
+_AS_IS = frozenset({str, int, float, bool, type(None), dict, list})
+"""Exact types :func:`_plain` returns unchanged (checked before it, so text deltas skip its lookups)."""
 
 
 def _plain(value: Any) -> Any:

@@ -21,10 +21,12 @@ from typing import Any
 
 import httpcore
 import httpx
+from httpcore._utils import is_socket_readable
 
 __all__ = ['install', 'scope']
 
 _DEADLINE: ContextVar[float | None] = ContextVar('toolweave_http_deadline', default=None)
+_UNSET = object()
 
 
 class scope:
@@ -105,8 +107,18 @@ class _Backend(httpcore.NetworkBackend):
 
 
 class _AsyncStream(httpcore.AsyncNetworkStream):
+    """The async stream under the deadline; answers ``get_extra_info('is_readable')`` from its own socket.
+
+    httpcore asks every pooled connection's stream ``is_readable`` whenever it hands out or takes back
+    a connection (``has_expired``: an idle socket with data is one the server closed). anyio's answer
+    builds its attribute table and calls ``getpeername`` each time; this one looks the raw socket up
+    once and asks ``poll`` as httpcore's own ``is_socket_readable`` does (the same value: the same
+    function on the same socket object). A stream that has no socket to give is asked as before.
+    """
+
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
+        self._socket: Any = _UNSET
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self._inner.read(max_bytes, _cap(timeout, httpcore.ReadTimeout))
@@ -124,6 +136,11 @@ class _AsyncStream(httpcore.AsyncNetworkStream):
         return _AsyncStream(await self._inner.start_tls(ssl_context, server_hostname, capped))
 
     def get_extra_info(self, info: str) -> Any:
+        if info == 'is_readable':
+            if self._socket is _UNSET:
+                self._socket = self._inner.get_extra_info('socket')
+            if self._socket is not None:
+                return is_socket_readable(self._socket)
         return self._inner.get_extra_info(info)
 
 

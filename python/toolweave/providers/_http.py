@@ -55,7 +55,7 @@ from toolweave.exceptions import (
     ProviderTimeoutError,
     ResponseTooLargeError,
 )
-from toolweave.providers import _deadline
+from toolweave.providers import _deadline, _pool
 from toolweave.providers._errors import describe, error_for_status, request_id_of
 from toolweave.providers._secrets import Redactor, redact_library_logs
 
@@ -85,6 +85,17 @@ _RETRY_STATUS = frozenset({408, 429})
 LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 """Connection limits of the clients the models create, as the OpenAI and Anthropic SDKs' ``DEFAULT_CONNECTION_LIMITS``
 (httpx's own default keeps 20 idle connections: a service streaming more at once reconnects for every request)."""
+
+
+def _tune(client: httpx.Client | httpx.AsyncClient) -> None:
+    """Tune a client the models create (a borrowed client is never passed here).
+
+    Under every transport: the total deadline on every socket operation (:mod:`~toolweave.providers._deadline`)
+    and the pool bookkeeping without httpcore's quadratic step (:mod:`~toolweave.providers._pool`).
+    """
+    _deadline.install(client)
+    for transport in (client._transport, *client._mounts.values()):
+        _pool.install(getattr(transport, '_pool', None))
 
 
 @dataclass(frozen=True)
@@ -525,12 +536,12 @@ class HttpTransport:
         with self._client_lock:
             if self._client is None:
                 self._client = httpx.Client(timeout=self.timeouts.httpx(), verify=shared_ssl_context(), limits=LIMITS)
-                _deadline.install(self._client)
+                _tune(self._client)
             return self._client
 
     def _new_async_client(self) -> httpx.AsyncClient:
         client = httpx.AsyncClient(timeout=self.timeouts.httpx(), verify=shared_ssl_context(), limits=LIMITS)
-        _deadline.install(client)
+        _tune(client)
         return client
 
     async def _aclient(self) -> httpx.AsyncClient:
