@@ -16,7 +16,6 @@ import dataclasses
 import decimal
 import enum
 import math
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -33,8 +32,6 @@ __all__ = [
     'bounded_integers',
     'checked_validator',
     'number_problems',
-    'numbers_written_out',
-    'text_bounds_numbers',
 ]
 
 INT64_MIN = -(2**63)
@@ -252,45 +249,3 @@ def _tighter(bound: Any, limit: int, pick: Any) -> Any:
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         return pick(bound, limit)
     return limit
-
-
-_MAY_BREAK_BOUNDS = re.compile(r'[0-9_]{19}|[0-9.][eE]|\\u|nan|inf', re.IGNORECASE)
-"""What a number beyond the bounds must be written with: 19 digits (underscores count, as pydantic strips
-them from numeric strings), an exponent, a ``\\u`` escape (which could spell either), ``NaN``/``Infinity``
-(or ``"inf"``/``"nan"`` strings, any case)."""
-_PRODUCES_NUMBERS = frozenset(
-    {'function-before', 'function-after', 'function-wrap', 'function-plain', 'complex', 'call', 'invalid'}
-)
-"""Core schema types that may produce a number not written in the text (or, ``complex``, from non-ASCII digits)."""
-
-
-def text_bounds_numbers(core_schema: Any) -> bool:
-    """Whether every number pydantic's lax JSON validation under ``core_schema`` produces is written in the text.
-
-    True when no validator function, custom ``__init__``/``model_post_init``, default factory, ``complex``
-    or default holding a number :func:`number_problems` reports appears anywhere in the schema (nested
-    models' own schemas included; serializers and metadata are not validation). Then a text without
-    what :data:`_MAY_BREAK_BOUNDS` finds yields no number problem (:func:`numbers_written_out`).
-    """
-    stack = [core_schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list | tuple):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            if node.get('type') in _PRODUCES_NUMBERS or node.get('custom_init') or node.get('post_init'):
-                return False
-            if 'default_factory' in node or ('default' in node and number_problems(node['default'])):
-                return False
-            stack.extend(value for key, value in node.items() if key not in ('serialization', 'metadata', 'default'))
-    return True
-
-
-def numbers_written_out(text: str) -> bool:
-    """Whether ``text`` holds no number (or numeric string) that could be non-finite or beyond 64 bits.
-
-    Only for a validation whose schema passes :func:`text_bounds_numbers`: then every number it
-    produced is written in ``text`` in ASCII, and one with at most 18 digits and no exponent is finite
-    and within the signed 64-bit range. False positives (a word holding ``inf``) only cost the walk.
-    """
-    return _MAY_BREAK_BOUNDS.search(text) is None

@@ -29,7 +29,7 @@ import pydantic_core
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._json_native import NativeArguments, native_arguments
-from toolweave.tools._numbers import BOUND_ERRORS, number_problems, numbers_written_out, text_bounds_numbers
+from toolweave.tools._numbers import BOUND_ERRORS, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
@@ -138,7 +138,6 @@ class MethodToolCallback:
             if not p.required
         )
         self._native: NativeArguments | None | bool = False  # False: not built yet (on the first call)
-        self._text_bounds: bool | None = None  # text_bounds_numbers of the arguments, on first use
         tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
         assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
@@ -330,17 +329,10 @@ class MethodToolCallback:
                 return None
             error = self._invalid(problems)
             raise error from error.cause
-        if not self._numbers_written_out(adapter, tool_input):
-            problems = _number_problems(values)
-            if problems:
-                raise self._invalid(problems)
+        problems = _number_problems(values)
+        if problems:
+            raise self._invalid(problems)
         return self._with_defaults(values)
-
-    def _numbers_written_out(self, adapter: pydantic.TypeAdapter[Any], tool_input: str) -> bool:
-        """Whether the values ``adapter`` made of ``tool_input`` need no number walk (:func:`numbers_written_out`)."""
-        if self._text_bounds is None:
-            self._text_bounds = text_bounds_numbers(adapter.core_schema)
-        return self._text_bounds and numbers_written_out(tool_input)
 
     def _with_defaults(self, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` with each optional parameter left out set to its default (``None`` without one)."""
