@@ -28,7 +28,6 @@ import pydantic_core
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
-from toolweave.tools._json_native import NativeArguments, native_arguments
 from toolweave.tools._numbers import BOUND_ERRORS, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
@@ -137,7 +136,6 @@ class MethodToolCallback:
             for p in self._schema.parameters
             if not p.required
         )
-        self._native: NativeArguments | None | bool = False  # False: not built yet (on the first call)
         tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
         assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
@@ -273,18 +271,7 @@ class MethodToolCallback:
         return args, kwargs
 
     def _values(self, tool_input: str) -> dict[str, Any]:
-        """Every parameter's value: the JSON-native path, else pydantic's (:meth:`_pydantic_values`)."""
-        native = self._native
-        if native is False:
-            native = self._native = native_arguments(self._schema)
-        if isinstance(native, NativeArguments):
-            values = native.values(tool_input)
-            if values is not None:
-                return self._with_defaults(values)
-        return self._pydantic_values(tool_input)
-
-    def _pydantic_values(self, tool_input: str) -> dict[str, Any]:
-        """Every parameter's value by pydantic: the one-step path, else the slow one that lists every problem."""
+        """Every parameter's value: the fast path, else the slow one that lists every problem."""
         values = self._validate_fast(tool_input)
         if values is not None:
             return values
