@@ -128,5 +128,5 @@ def test_another_httpcore_method_is_kept(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not _pool.install(pool)
     assert pool._assign_requests_to_connections.__func__ is Changed._assign_requests_to_connections  # type: ignore[attr-defined]
     assert not _pool.install(None)
-    monkeypatch.setattr(_pool.inspect, 'getsource', lambda _: (_ for _ in ()).throw(OSError('no source')))
+    monkeypatch.setattr('inspect.getsource', lambda _: (_ for _ in ()).throw(OSError('no source')))
     assert not _pool.install(httpcore.ConnectionPool())

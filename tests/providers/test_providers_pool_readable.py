@@ -15,7 +15,7 @@ from typing import Any
 import httpcore
 from support.keepalive_server import Answer, KeepAliveServer
 from toolweave.chat import Prompt
-from toolweave.providers import OpenAIChatModel, _deadline
+from toolweave.providers import OpenAIChatModel, _deadline_backend
 
 
 class _CountingStream(httpcore.AsyncNetworkStream):
@@ -52,7 +52,7 @@ async def _states() -> list[tuple[str, bool, bool]]:
     port = server.sockets[0].getsockname()[1]
     inner = await httpcore.AnyIOBackend().connect_tcp('127.0.0.1', port)
     counting = _CountingStream(inner)
-    wrapped = _deadline._AsyncStream(counting)
+    wrapped = _deadline_backend._AsyncStream(counting)
     await accepted.wait()
     seen = []
 
@@ -95,7 +95,7 @@ def test_a_stream_without_a_socket_is_asked_as_before() -> None:
             return {'socket': None, 'is_readable': 'inner answer'}.get(info)
 
     stream = NoSocket(httpcore.AsyncNetworkStream())
-    wrapped = _deadline._AsyncStream(stream)
+    wrapped = _deadline_backend._AsyncStream(stream)
     assert wrapped.get_extra_info('is_readable') == 'inner answer'
     assert wrapped.get_extra_info('server_addr') is None
     assert stream.asked == ['socket', 'is_readable', 'server_addr']

@@ -31,7 +31,6 @@ place and are tested once. The rules follow the OpenAI and Anthropic Python SDKs
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
@@ -42,7 +41,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, aclosing, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import httpx
 import orjson
@@ -55,9 +54,12 @@ from toolweave.exceptions import (
     ProviderTimeoutError,
     ResponseTooLargeError,
 )
-from toolweave.providers import _deadline, _pool
+from toolweave.providers import _deadline
 from toolweave.providers._errors import describe, error_for_status, request_id_of
 from toolweave.providers._secrets import Redactor, redact_library_logs
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     'DEFAULT_MAX_RESPONSE_BYTES',
@@ -93,9 +95,18 @@ def _tune(client: httpx.Client | httpx.AsyncClient) -> None:
     Under every transport: the total deadline on every socket operation (:mod:`~toolweave.providers._deadline`)
     and the pool bookkeeping without httpcore's quadratic step (:mod:`~toolweave.providers._pool`).
     """
+    from toolweave.providers import _pool
+
     _deadline.install(client)
     for transport in (client._transport, *client._mounts.values()):
         _pool.install(getattr(transport, '_pool', None))
+
+
+async def _asleep(seconds: float) -> None:
+    """``asyncio.sleep``, imported when a retry first waits (importing a provider does not load asyncio)."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
 
 
 @dataclass(frozen=True)
@@ -356,6 +367,8 @@ class _LoopClients:
 
     async def get(self) -> httpx.AsyncClient:
         """The running loop's client, made (and registered for closing at the loop's shutdown) on first use."""
+        import asyncio  # not at import: importing a provider does not load asyncio (issue #14)
+
         loop = asyncio.get_running_loop()
         with self._lock:
             entry = self._entries.get(loop)
@@ -383,6 +396,8 @@ class _LoopClients:
 
     async def aclose(self) -> None:
         """Close the running loop's client now and schedule the others' closing on their own loops."""
+        import asyncio
+
         try:
             current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -401,6 +416,8 @@ class _LoopClients:
 
 def _close_on(loop: asyncio.AbstractEventLoop, closer: AsyncGenerator[None, None]) -> None:
     """Run ``closer.aclose()`` on ``loop`` if it is running; a stopped loop closes it at its own shutdown."""
+    import asyncio
+
     if loop.is_running() and not loop.is_closed():
         asyncio.run_coroutine_threadsafe(closer.aclose(), loop)
 
@@ -524,7 +541,7 @@ class HttpTransport:
         self._loop_clients = _LoopClients(self._new_async_client)
         self.sleep: Callable[[float], None] = time.sleep
         """Blocking sleep between retries (tests replace it to record the delays)."""
-        self.asleep: Callable[[float], Any] = asyncio.sleep
+        self.asleep: Callable[[float], Any] = _asleep
         """Async sleep between retries (tests replace it to record the delays)."""
 
     def __repr__(self) -> str:

@@ -16,8 +16,6 @@ It is installed only on a pool whose method is, line for line, the one it was co
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import types
 from typing import Any
 
@@ -29,6 +27,9 @@ _STOCK = 'cd93738a7571125e61f9b790db3259cb5ffe87254f8c0d3e8cb23984978b2af5'
 
 def _fingerprint(method: Any) -> str | None:
     """sha256 of ``method``'s source after its first line, or ``None`` when the source cannot be read."""
+    import hashlib
+    import inspect
+
     try:
         source = inspect.getsource(method)
     except (OSError, TypeError):
