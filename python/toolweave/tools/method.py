@@ -299,7 +299,7 @@ class MethodToolCallback:
             try:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
-                problems = self._problems_of(exc.errors(include_url=False))
+                problems = self._problems_of(exc.errors(include_url=False, include_context=False, include_input=False))
                 if problems is None or not _read_as_strict_json(tool_input):
                     return None
                 error = self._invalid(problems)
@@ -310,7 +310,7 @@ class MethodToolCallback:
         try:
             values: dict[str, Any] = adapter.validate_json(tool_input)
         except pydantic.ValidationError as exc:
-            errors = exc.errors(include_url=False)
+            errors = exc.errors(include_url=False, include_context=False, include_input=False)
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
@@ -355,13 +355,13 @@ class MethodToolCallback:
         unexpected: list[str] = []
         problems: list[str] = []
         for error in errors:
-            location = error['loc']
-            if not location or error['type'] in _SLOW_PATH_ERRORS or error['type'].endswith('_type'):
+            location, kind = error['loc'], error['type']
+            if not location or kind in _SLOW_PATH_ERRORS or kind.endswith('_type'):
                 return None
-            if error['type'] == 'extra_forbidden' and len(location) == 1:
+            if kind == 'extra_forbidden' and len(location) == 1:
                 unexpected.append(f'unexpected argument {location[0]!r}')
             else:
-                problems.append(f'{".".join(str(part) for part in location)}: {error["msg"]}')
+                problems.append(f'{".".join(map(str, location))}: {error["msg"]}')
         return unexpected + problems
 
     def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
