@@ -27,17 +27,23 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import orjson
 import pydantic
 import pydantic_core
 import typing_extensions
+from pydantic import TypeAdapter  # every schema builds one: loaded with this module, not by the first @tool
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
+
+try:  # pydantic >= 2.12; loaded with this module, not by the first @tool
+    from pydantic.experimental.arguments_schema import generate_arguments_schema
+except ImportError:  # pragma: no cover - older pydantic: the TypedDict adapter's schema is used
+    generate_arguments_schema = None  # type: ignore[assignment]
 
 from toolweave._native import forbid_additional_properties, hoist_defs_to_root, upper_case_type_values
 from toolweave.tools.context import ToolContext
@@ -96,7 +102,7 @@ class ParameterSchema:
 
         Only the slow path of a call (arguments that fail the one-step validation) needs it.
         """
-        return pydantic.TypeAdapter(self.annotation)
+        return TypeAdapter(self.annotation)
 
 
 @dataclass(frozen=True)
@@ -111,9 +117,7 @@ class FunctionSchema:
             parameters declared before it), ``None`` when it is keyword-only or absent.
         summary: Docstring summary plus body (``''`` when there is no docstring).
         is_async: Whether the function is a coroutine function.
-        arguments: Validates the whole argument object in one step (``validate_json`` on the raw
-            text): a TypedDict of the parameters, unknown keys forbidden; absent optional
-            parameters are left out (the caller fills in defaults).
+        build_arguments: Makes :attr:`arguments` (called once, on its first use).
     """
 
     input_schema: dict[str, Any]
@@ -121,8 +125,19 @@ class FunctionSchema:
     context_parameter: str | None
     summary: str
     is_async: bool
-    arguments: pydantic.TypeAdapter[Any] | None = None
     context_position: int | None = None
+    build_arguments: Callable[[], TypeAdapter[Any] | None] = field(default=lambda: None, repr=False, compare=False)
+
+    @functools.cached_property
+    def arguments(self) -> TypeAdapter[Any] | None:
+        """Validates the whole argument object in one step (``validate_json`` on the raw text), built on first use.
+
+        A TypedDict of the parameters, unknown keys forbidden; absent optional parameters are left
+        out (the caller fills in defaults). ``None`` when pydantic cannot build it. The schema does
+        not need it, so a tool that is defined but never called never builds it (about the cost of
+        the schema itself, paid by the first call instead).
+        """
+        return self.build_arguments()
 
     @functools.cached_property
     def checked_arguments(self) -> pydantic_core.SchemaValidator | None:
@@ -307,9 +322,15 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         declared.append((param, annotation))
     parameters = [_parameter(param, annotation) for param, annotation in declared]
     allow_extra = SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options
-    arguments = _arguments_adapter(func, parameters, allow_extra)
-    # The arguments adapter's own `extra` setting would leak into nested models' schemas when allowed.
-    generated = _generated_together(arguments, parameters) if arguments is not None and not allow_extra else None
+    build_arguments = functools.partial(_arguments_adapter, func, tuple(parameters), allow_extra)
+    generated = None
+    # With extra properties allowed, a shared generation's `extra` setting would leak into nested models' schemas.
+    if not allow_extra:
+        generated = _generated_from_signature(func, parameters)
+        if generated is None:  # no arguments schema here: the TypedDict adapter's core schema, built now
+            arguments = build_arguments()
+            build_arguments = functools.partial(_built, arguments)
+            generated = _generated_together(arguments, parameters) if arguments is not None else None
     if generated is None:
         generated = _generated_apart(func, parameters)
     schemas, defs = generated
@@ -328,8 +349,12 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
     if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
         input_schema = upper_case_type_values(input_schema)
     return FunctionSchema(
-        input_schema, tuple(parameters), context_parameter, summary, _is_async(func), arguments, context_position
+        input_schema, tuple(parameters), context_parameter, summary, _is_async(func), context_position, build_arguments
     )
+
+
+def _built(value: TypeAdapter[Any] | None) -> TypeAdapter[Any] | None:
+    return value
 
 
 def _docstring(func: Callable[..., Any]) -> tuple[dict[str, str], str]:
@@ -349,8 +374,8 @@ def _docstring(func: Callable[..., Any]) -> tuple[dict[str, str], str]:
 
 
 def _arguments_adapter(
-    func: Callable[..., Any], parameters: list[ParameterSchema], allow_extra: bool
-) -> pydantic.TypeAdapter[Any] | None:
+    func: Callable[..., Any], parameters: Sequence[ParameterSchema], allow_extra: bool
+) -> TypeAdapter[Any] | None:
     """A TypedDict adapter of all parameters, for the one-step ``validate_json`` path (``None`` if unbuildable).
 
     The TypedDict is total: a required parameter's type stays as it is (``Required[...]`` would say
@@ -361,7 +386,7 @@ def _arguments_adapter(
         make_typed_dict: Any = typing_extensions.TypedDict
         arguments: Any = make_typed_dict(f'{func.__name__}_arguments', fields)
         arguments.__pydantic_config__ = pydantic.ConfigDict(extra='allow' if allow_extra else 'forbid')
-        return pydantic.TypeAdapter(arguments)
+        return TypeAdapter(arguments)
     except Exception:  # noqa: BLE001 - the per-parameter path still works; this is only the fast path
         return None
 
@@ -389,25 +414,93 @@ def _generated_apart(func: Callable[..., Any], parameters: list[ParameterSchema]
     return schemas, defs
 
 
-def _generated_together(arguments: pydantic.TypeAdapter[Any], parameters: list[ParameterSchema]) -> _Generated | None:
+def _generated_from_signature(func: Callable[..., Any], parameters: list[ParameterSchema]) -> _Generated | None:
+    """:func:`_generated_together`'s result from pydantic's arguments schema of ``func`` (what ``TypeAdapter(func)`` uses).
+
+    Each parameter's core schema is the one its TypedDict field gets: the ``default`` wrapper of a
+    parameter with a Python default is dropped (the property's ``default`` is the Python default,
+    set afterwards) and so are the JSON Schema updates of its ``Field(...)`` (a TypedDict field keeps
+    those on the field, which the property does not read; its description is applied afterwards).
+    Cheaper than the TypedDict adapter, and builds no validator. ``None`` (use the TypedDict
+    adapter) without ``pydantic.experimental.arguments_schema`` (pydantic < 2.12), when a
+    ``Field(...)`` of a parameter has its own default, or the schema has an unexpected shape.
+    """
+    if generate_arguments_schema is None or any(_field_default(p.annotation) for p in parameters):
+        return None
+    names = {p.name for p in parameters}
+    try:
+        core: Any = generate_arguments_schema(
+            func,
+            'arguments',
+            parameters_callback=lambda _index, name, _annotation: None if name in names else 'skip',
+            config=_FORBID_EXTRA,  # the TypedDict's: nested TypedDicts and dataclasses inherit it, as there
+        )
+        definitions = core['definitions'] if core['type'] == 'definitions' else []
+        arguments = core['schema'] if core['type'] == 'definitions' else core
+        schemas = {parameter['name']: parameter['schema'] for parameter in arguments['arguments_schema']}
+        fields = {p.name: _as_field(schemas[p.name], p) for p in parameters}
+    except Exception:  # noqa: BLE001 - the TypedDict adapter's schema decides
+        return None
+    return _generated_from_fields(fields, definitions)
+
+
+def _field_default(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``Annotated[..., Field(default=...)]`` (or a ``default_factory``)."""
+    if get_origin(annotation) is not Annotated:
+        return False
+    return any(isinstance(m, FieldInfo) and not m.is_required() for m in get_args(annotation)[1:])
+
+
+_FIELD_JSON_UPDATES = ('pydantic_js_updates', 'pydantic_js_extra')
+_FORBID_EXTRA = pydantic.ConfigDict(extra='forbid')
+
+
+def _as_field(schema: dict[str, Any], parameter: ParameterSchema) -> dict[str, Any]:
+    """A parameter's core schema in the arguments schema -> the core schema of its TypedDict field.
+
+    Raises:
+        ValueError: a parameter with a Python default has no ``default`` wrapper (an unexpected shape).
+    """
+    if parameter.default is not _MISSING:
+        if schema['type'] != 'default':
+            raise ValueError(f'parameter {parameter.name!r}: no default schema')
+        schema = schema['schema']
+    metadata = schema.get('metadata')
+    if metadata and any(key in metadata for key in _FIELD_JSON_UPDATES):
+        kept = {key: value for key, value in metadata.items() if key not in _FIELD_JSON_UPDATES}
+        schema = {**schema, 'metadata': kept}
+    return schema
+
+
+def _generated_together(arguments: TypeAdapter[Any], parameters: list[ParameterSchema]) -> _Generated | None:
     """:func:`_generated_apart`'s result from the arguments adapter's core schema, in one generation.
 
-    Cheaper (one core schema, one generator instead of one per parameter). A parameter whose schema
-    is a reference to a definition that does not refer to itself gets the definition inline, as
-    its own generation would give it; definitions nothing refers to any more are dropped. ``None``
-    (use :func:`_generated_apart`) when the shape is unexpected or two definitions share a class
-    name (pydantic qualifies those; the per-parameter path names them ``Name_2``).
+    Cheaper (one core schema, one generator instead of one per parameter). ``None`` (use
+    :func:`_generated_apart`) when the shape is unexpected (see :func:`_generated_from_fields`).
     """
     try:
         core: Any = arguments.core_schema
         definitions = core['definitions'] if core['type'] == 'definitions' else []
         fields = (core['schema'] if core['type'] == 'definitions' else core)['fields']
-        inputs: list[tuple[str, Any]] = []
-        for p in parameters:
-            field = fields[p.name]['schema']
-            if definitions:
-                field = {'type': 'definitions', 'schema': field, 'definitions': definitions}
-            inputs.append((p.name, field))
+        schemas = {p.name: fields[p.name]['schema'] for p in parameters}
+    except Exception:  # noqa: BLE001 - the per-parameter path decides (and names a type with no schema)
+        return None
+    return _generated_from_fields(schemas, definitions)
+
+
+def _generated_from_fields(fields: dict[str, Any], definitions: list[Any]) -> _Generated | None:
+    """Each parameter's JSON Schema from its core schema (``fields``, by name), in one generation.
+
+    A parameter whose schema is a reference to a definition that does not refer to itself gets the
+    definition inline, as its own generation would give it; definitions nothing refers to any more
+    are dropped. ``None`` (use :func:`_generated_apart`) when generation fails or two definitions
+    share a class name (pydantic qualifies those; the per-parameter path names them ``Name_2``).
+    """
+    inputs: list[tuple[str, Any]] = [
+        (name, {'type': 'definitions', 'schema': schema, 'definitions': definitions} if definitions else schema)
+        for name, schema in fields.items()
+    ]
+    try:
         generated, generated_defs = _ToolJsonSchema(ref_template=_REF_TEMPLATE).generate_each(inputs)
     except Exception:  # noqa: BLE001 - the per-parameter path decides (and names a type with no schema)
         return None
