@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import enum
+import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pydantic
@@ -32,6 +33,7 @@ __all__ = [
     'bounded_integers',
     'checked_validator',
     'number_problems',
+    'numbers_checker',
 ]
 
 INT64_MIN = -(2**63)
@@ -249,3 +251,181 @@ def _tighter(bound: Any, limit: int, pick: Any) -> Any:
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         return pick(bound, limit)
     return limit
+
+
+_NO_NUMBERS = frozenset(
+    {'str', 'bool', 'none', 'enum', 'date', 'time', 'datetime', 'timedelta', 'uuid', 'url', 'multi-host-url', 'bytes'}
+)
+"""Core schema types whose validated values hold no number :func:`number_problems` reports."""
+_LEAF_CHECKS = {
+    'int': f'if not {INT64_MIN} <= {{x}} <= {INT64_MAX}:',
+    'float': 'if not _isfinite({x}):',
+    'decimal': 'if not {x}.is_finite():',
+}
+"""The condition that makes a number leaf a problem, as :func:`number_problems` would report it."""
+_MAX_BLOCKS = 12
+"""Deepest nesting of generated blocks (Python refuses more than 20); deeper schemas keep the walk."""
+
+
+class _Unbounded(Exception):
+    """A schema whose values the generated check cannot cover: the caller keeps :func:`number_problems`."""
+
+
+def numbers_checker(core_schema: Any) -> Callable[[Any], bool] | None:
+    """A check of values validated by ``core_schema``: ``True`` only if :func:`number_problems` finds nothing in them.
+
+    Generated once from the schema: it visits only where the schema puts numbers (``int``, ``float``,
+    ``decimal`` leaves and the models, TypedDicts, dataclasses, lists, sets and dicts holding them),
+    every field whether the input set it or not (a superset of what :func:`number_problems` looks at),
+    where :func:`number_problems` (and the core's ``numbers_fine``) visits every value. ``False``
+    (and any value not shaped as the schema says) only means "walk". ``None`` when the schema holds
+    what the check cannot cover: validator functions, custom ``__init__``/post-init, unions, ``Any``
+    or untyped containers, extra members kept, literals of unbounded numbers, tuples with numbers.
+    """
+    compiler = _CheckCompiler()
+    try:
+        lines = compiler.lines(core_schema, 'value', 1)
+    except (_Unbounded, KeyError, TypeError, RecursionError):
+        return None
+    if not lines:
+        return _no_numbers
+    source = '\n'.join(
+        [
+            'def check(value):',
+            '    try:',
+            *('        ' + line for line in lines),
+            '    except (TypeError, AttributeError, KeyError, ValueError):',
+            '        return False',
+            '    return True',
+        ]
+    )
+    exec(compile(source, '<toolweave number check>', 'exec'), compiler.namespace)  # noqa: S102 - our own code
+    check: Callable[[Any], bool] = compiler.namespace['check']
+    return check
+
+
+def _no_numbers(value: Any) -> bool:
+    """The check of a schema that holds no number."""
+    return True
+
+
+class _CheckCompiler:
+    """Source lines that ``return False`` when a number in a variable's value is out of bounds (see :func:`numbers_checker`)."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {'_isfinite': math.isfinite, '_absent': _ABSENT}
+        self.definitions: dict[str, Any] = {}
+        self._names = itertools.count()
+
+    def name(self, prefix: str, value: Any = None) -> str:
+        name = f'{prefix}{next(self._names)}'
+        if value is not None:
+            self.namespace[name] = value
+        return name
+
+    def lines(self, node: dict[str, Any], x: str, blocks: int) -> list[str]:
+        """Statements checking the value in variable ``x`` (``[]`` when it holds no number)."""
+        if blocks > _MAX_BLOCKS:
+            raise _Unbounded
+        kind = node['type']
+        if kind in _NO_NUMBERS:
+            return []
+        if kind in _LEAF_CHECKS:
+            return [_LEAF_CHECKS[kind].format(x=x), '    return False']
+        if kind == 'literal':
+            if number_problems(list(node['expected'])):
+                raise _Unbounded
+            return []
+        if kind == 'definitions':
+            self.definitions.update({definition['ref']: definition for definition in node['definitions']})
+            return self.lines(node['schema'], x, blocks)
+        if kind == 'definition-ref':
+            return self.lines(self.definitions[node['schema_ref']], x, blocks + 1)
+        if kind in ('nullable', 'default'):
+            return self.guarded(node, x, blocks)
+        if kind in ('list', 'set', 'frozenset'):
+            return self.each(node['items_schema'], f'for {{item}} in {x}:', blocks)
+        if kind == 'dict':
+            return self.mapping(node, x, blocks)
+        if kind == 'tuple':
+            if any(self.lines(item, 'item', blocks + 1) for item in node['items_schema']):
+                raise _Unbounded
+            return []
+        return self.fields(node, x, blocks)
+
+    def guarded(self, node: dict[str, Any], x: str, blocks: int) -> list[str]:
+        """``nullable``: checked unless ``None``; ``default``: unless the default itself (the developer's value)."""
+        inner = self.lines(node['schema'], x, blocks + 1)
+        if not inner:
+            return []
+        if node['type'] == 'nullable':
+            return [f'if {x} is not None:', *_indent(inner)]
+        default = self.name('_default', [node.get('default', _ABSENT)])
+        return [f'if {x} is not {default}[0]:', *_indent(inner)]
+
+    def each(self, item_schema: dict[str, Any], loop: str, blocks: int) -> list[str]:
+        item = self.name('item')
+        inner = self.lines(item_schema, item, blocks + 1)
+        return [loop.format(item=item), *_indent(inner)] if inner else []
+
+    def mapping(self, node: dict[str, Any], x: str, blocks: int) -> list[str]:
+        key, item = self.name('key'), self.name('item')
+        inner = self.lines(node['keys_schema'], key, blocks + 1) + self.lines(node['values_schema'], item, blocks + 1)
+        return [f'for {key}, {item} in {x}.items():', *_indent(inner)] if inner else []
+
+    def fields(self, node: dict[str, Any], x: str, blocks: int) -> list[str]:
+        """Models, TypedDicts and dataclasses whose values all come from their fields' schemas."""
+        kind = node['type']
+        if node.get('custom_init') or node.get('post_init') or node.get('root_model') or _keeps_extra(node):
+            raise _Unbounded
+        if kind == 'model':
+            inner = node['schema']
+            if inner['type'] != 'model-fields' or _keeps_extra(inner):
+                raise _Unbounded
+            members = self.name('members')
+            checks = [
+                (f'{self.name("field")} = {members}[{name!r}]', field['schema'])
+                for name, field in inner['fields'].items()
+            ]
+            return self.members([f'{members} = {x}.__dict__'], checks, blocks)
+        if kind == 'typed-dict':
+            out: list[str] = []
+            for name, field in node['fields'].items():
+                var = self.name('field')
+                check = self.lines(field['schema'], var, blocks + 1)
+                if check and field.get('required', True):
+                    out += [f'{var} = {x}[{name!r}]', *check]
+                elif check:
+                    out += [f'{var} = {x}.get({name!r}, _absent)', f'if {var} is not _absent:', *_indent(check)]
+            return out
+        if kind == 'dataclass':
+            inner = node['schema']
+            if inner['type'] != 'dataclass-args' or _keeps_extra(inner):
+                raise _Unbounded
+            checks = [
+                (f'{self.name("field")} = getattr({x}, {field["name"]!r})', field['schema'])
+                for field in inner['fields']
+            ]
+            return self.members([], checks, blocks)
+        raise _Unbounded
+
+    def members(self, head: list[str], checks: list[tuple[str, dict[str, Any]]], blocks: int) -> list[str]:
+        out: list[str] = []
+        for assign, schema in checks:
+            var = assign.split(' = ', 1)[0]
+            check = self.lines(schema, var, blocks + 1)
+            if check:
+                out += [assign, *check]
+        return head + out if out else []
+
+
+_ABSENT = object()
+
+
+def _keeps_extra(node: dict[str, Any]) -> bool:
+    config = node.get('config') or {}
+    return node.get('extra_behavior') == 'allow' or config.get('extra_fields_behavior') == 'allow'
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ['    ' + line for line in lines]

@@ -28,7 +28,7 @@ import pydantic_core
 
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
-from toolweave.tools._numbers import BOUND_ERRORS, number_problems
+from toolweave.tools._numbers import BOUND_ERRORS, number_problems, numbers_checker
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
@@ -131,6 +131,7 @@ class MethodToolCallback:
         self._param_names = frozenset(p.name for p in self._schema.parameters)
         self._positional = _getter(tuple(p.name for p in self._schema.parameters if not p.keyword_only))
         self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
+        self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
         self._fills = tuple(
             (p.name, None if p.default is inspect.Parameter.empty else p.default)
             for p in self._schema.parameters
@@ -316,10 +317,21 @@ class MethodToolCallback:
                 return None
             error = self._invalid(problems)
             raise error from error.cause
-        problems = _number_problems(values)
-        if problems:
-            raise self._invalid(problems)
+        if not self._numbers_fine(adapter, values):
+            problems = _number_problems(values)
+            if problems:
+                raise self._invalid(problems)
         return self._with_defaults(values)
+
+    def _numbers_fine(self, adapter: pydantic.TypeAdapter[Any], values: dict[str, Any]) -> bool:
+        """Whether ``values`` (validated by ``adapter``) pass the schema's generated check (:func:`numbers_checker`).
+
+        ``False`` only means "walk them" (:func:`number_problems`, which names the problems).
+        """
+        check = self._numbers_check
+        if check is False:
+            check = self._numbers_check = numbers_checker(adapter.core_schema)
+        return callable(check) and check(values)
 
     def _with_defaults(self, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` with each optional parameter left out set to its default (``None`` without one)."""
