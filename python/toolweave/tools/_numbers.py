@@ -8,6 +8,10 @@ values it bound from the arguments: each ``float``/``Decimal``/``complex`` must 
 (``bool`` and enum members aside) within ``[-2**63, 2**63 - 1]``; anything else is an invalid
 argument, answered to the model like a schema failure. Only what the model sent is checked: a
 parameter or field left to its default (``limit: float = math.inf``) is the developer's value.
+
+How, cheapest first: bounds in the validator's own schema (:func:`checked_validator`); else a check
+generated from the schema that visits only its number positions (:func:`numbers_checker`); else, or
+when either says no, the walk over every value that names the problems (:func:`number_problems`).
 """
 
 from __future__ import annotations
