@@ -30,7 +30,7 @@ help:
 	@echo 'make wheel  - sdist and abi3 manylinux2014 wheels (x86_64, aarch64) into dist/, checked by auditwheel'
 	@echo 'make eval-local - offline evaluation of the local model (tool choice, arguments, answers), 3-turn chats'
 	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
-	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents (~2-3 min)'
+	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents, 1 vs 2 workers (~4-5 min)'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
 	@echo 'make soak   - reliability attacks randomised and longer, SOAK_SECONDS (60) per area, prints figures'
 	@echo 'make fuzz   - cargo fuzz (nightly) on the stream, JSON and incremental partial parsers, FUZZ_SECONDS (60) per target'

@@ -5,7 +5,8 @@
 one JSON object per event; the events of each ``FLUSH`` seconds go out in one write (as a provider batches
 tokens; each write is a socket send, the largest cost of a streaming service), the same for every
 framework (:func:`coalesced`). ``GET /health`` answers ``ok``. Run with uvicorn, e.g.
-``MOCK_URL=http://127.0.0.1:PORT uvicorn apps:toolweave_app --app-dir benches/service``.
+``MOCK_URL=http://127.0.0.1:PORT SERVICE_APP=toolweave uvicorn apps:app --app-dir benches/service``
+(``SERVICE_APP``: ``toolweave``, ``pydantic-ai`` or ``openai-agents``).
 """
 
 from __future__ import annotations
