@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import itertools
+import json
 import math
+import types
+import typing
 from typing import Any, Literal
 
 import pydantic
@@ -210,3 +214,97 @@ def test_no_numbers_no_check() -> None:
 
     check = numbers_checker(pydantic.TypeAdapter(Named).core_schema)
     assert check is not None and check(Named(name='x'))
+
+
+_model_names = itertools.count()
+LEAVES: list[Any] = [int, float, decimal.Decimal, str, bool, type(None), Literal['a', 'b'], Literal[1, 2**70]]
+
+
+def _model(fields: dict[str, Any], kind: str) -> Any:
+    name = f'Generated{next(_model_names)}'
+    if kind == 'model':
+        return pydantic.create_model(name, **{key: (t, ...) for key, t in fields.items()})  # type: ignore[call-overload]
+    if kind == 'typed-dict':
+        return TypedDict(name, fields)  # type: ignore[operator]
+    return dataclasses.make_dataclass(name, list(fields.items()))
+
+
+TYPES = st.recursive(
+    st.sampled_from(LEAVES),
+    lambda inner: st.one_of(
+        inner.map(lambda t: list[t]),  # type: ignore[valid-type]
+        inner.map(lambda t: set[t]),  # type: ignore[valid-type]
+        inner.map(lambda t: t | None),
+        inner.map(lambda t: dict[str, t]),  # type: ignore[valid-type]
+        inner.map(lambda t: dict[int, t]),  # type: ignore[valid-type]
+        st.builds(
+            _model,
+            st.dictionaries(st.sampled_from(['a', 'b', 'c']), inner, min_size=1, max_size=3),
+            st.sampled_from(['model', 'typed-dict', 'dataclass']),
+        ),
+    ),
+    max_leaves=6,
+)
+JSON_NUMBERS = st.sampled_from(
+    [
+        '1',
+        '-3',
+        '2.5',
+        '3.0',
+        '1e19',
+        '1e400',
+        'NaN',
+        '-Infinity',
+        '9223372036854775808',
+        '"inf"',
+        '"12"',
+        '1' + '0' * 30,
+    ]
+)
+
+
+def _text(annotation: Any, draw: st.DrawFn) -> str:
+    """A JSON text mostly shaped as ``annotation``, numbers drawn from :data:`JSON_NUMBERS`."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation in (int, float, decimal.Decimal):
+        return draw(JSON_NUMBERS)
+    if origin in (list, set):
+        return '[' + ', '.join(_text(args[0], draw) for _ in range(draw(st.integers(0, 2)))) + ']'
+    if origin is dict:
+        keys = ['"1"', '"99999999999999999999"', '"x"'] if args[0] is int else ['"k"', '"l"']
+        chosen = draw(st.lists(st.sampled_from(keys), unique=True, max_size=2))
+        return '{' + ', '.join(f'{key}: {_text(args[1], draw)}' for key in chosen) + '}'
+    if origin in (types.UnionType, typing.Union):
+        return 'null' if draw(st.booleans()) else _text(args[0], draw)
+    if origin is Literal:
+        return (
+            json.dumps(draw(st.sampled_from(args)))
+            if type(args[0]) is str
+            else draw(st.sampled_from(['1', str(2**70)]))
+        )
+    hints = typing.get_type_hints(annotation) if isinstance(annotation, type) and annotation is not type(None) else {}
+    if hints and annotation not in (str, bool):
+        return '{' + ', '.join(f'"{key}": {_text(t, draw)}' for key, t in hints.items()) + '}'
+    return draw(st.sampled_from(['"s"', 'true', 'null', '1']))
+
+
+@settings(max_examples=600, deadline=None)
+@given(TYPES, st.data())
+def test_the_check_never_passes_what_the_walk_refuses(annotation: Any, data: st.DataObject) -> None:
+    """Soundness over generated schemas: a value the check passes has no number problem."""
+    try:
+        adapter = pydantic.TypeAdapter(annotation)
+    except pydantic.PydanticSchemaGenerationError:
+        return
+    check = numbers_checker(adapter.core_schema)
+    text = _text(annotation, data.draw)
+    try:
+        value = adapter.validate_json(text)
+    except pydantic.ValidationError:
+        return
+    event('checked' if check is not None else 'not covered')
+    if check is not None:
+        fine = check(value)
+        event(f'fine: {fine}; problems: {bool(number_problems(value))}')
+        assert not (fine and number_problems(value)), (text, value)
