@@ -189,32 +189,32 @@ def clean_generated_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _clean(node: Any) -> None:
+    """Clean ``node`` (a dict or list) and every dict and list inside it."""
     if isinstance(node, list):
         for item in node:
-            _clean(item)
+            if isinstance(item, dict | list):
+                _clean(item)
         return
-    if not isinstance(node, dict):
-        return
-    _apply_required_marks(node)
+    if isinstance(node.get('properties'), dict):
+        _apply_required_marks(node)
     if isinstance(node.get('title'), str):
         del node['title']
     for key in [k for k in node if isinstance(k, str) and k.startswith(_INTERNAL_PREFIX)]:
         del node[key]
     for key, value in node.items():
-        if key in _LITERAL_KEYWORDS:
+        if key in _LITERAL_KEYWORDS or not isinstance(value, dict | list):
             continue
         if key in _NAME_MAP_KEYWORDS and isinstance(value, dict):
             for sub in value.values():
-                _clean(sub)
+                if isinstance(sub, dict | list):
+                    _clean(sub)
         else:
             _clean(value)
 
 
 def _apply_required_marks(node: dict[str, Any]) -> None:
-    """Move the ``ToolParam(required=...)`` marks of ``node``'s properties into its ``required`` list."""
-    properties = node.get('properties')
-    if not isinstance(properties, dict):
-        return
+    """Move the ``ToolParam(required=...)`` marks of ``node``'s properties (a dict) into its ``required`` list."""
+    properties = node['properties']
     marks = {
         name: prop.pop(REQUIRED_MARK)
         for name, prop in properties.items()
@@ -306,7 +306,7 @@ def _core_admits_none(schema: Any) -> bool:
 def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption]) -> FunctionSchema:
     doc_params, summary = _docstring(func)
     hints = typing.get_type_hints(func, include_extras=True)
-    declared: list[tuple[inspect.Parameter, Any]] = []
+    declared: list[tuple[inspect.Parameter, Any, _Metadata]] = []
     context_parameter = None
     context_position = None
     for param in inspect.signature(func).parameters.values():
@@ -319,14 +319,15 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
             raise TypeError(f'tool {func.__qualname__!r}: **{param.name} is not supported; declare each parameter')
         if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ('self', 'cls'):
             continue
-        declared.append((param, annotation))
-    parameters = [_parameter(param, annotation) for param, annotation in declared]
+        declared.append((param, annotation, _annotated_metadata(annotation)))
+    parameters = [_parameter(param, annotation, metadata[0]) for param, annotation, metadata in declared]
     allow_extra = SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT in options
     build_arguments = functools.partial(_arguments_adapter, func, tuple(parameters), allow_extra)
     generated = None
     # With extra properties allowed, a shared generation's `extra` setting would leak into nested models' schemas.
     if not allow_extra:
-        generated = _generated_from_signature(func, parameters)
+        typed_dict_only = any(metadata[2] for _, _, metadata in declared)
+        generated = None if typed_dict_only else _generated_from_signature(_resolved(func, hints), parameters)
         if generated is None:  # no arguments schema here: the TypedDict adapter's core schema, built now
             arguments = build_arguments()
             build_arguments = functools.partial(_built, arguments)
@@ -335,8 +336,8 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         generated = _generated_apart(func, parameters)
     schemas, defs = generated
     properties = {
-        p.name: _finish_parameter_schema(schemas[p.name], param, annotation, doc_params.get(p.name))
-        for p, (param, annotation) in zip(parameters, declared, strict=True)
+        p.name: _finish_parameter_schema(schemas[p.name], param, metadata, doc_params.get(p.name))
+        for p, (param, _, metadata) in zip(parameters, declared, strict=True)
     }
     input_schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, 'type': 'object'}
     if defs:
@@ -355,6 +356,24 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
 
 def _built(value: TypeAdapter[Any] | None) -> TypeAdapter[Any] | None:
     return value
+
+
+def _resolved(func: Callable[..., Any], hints: dict[str, Any]) -> Callable[..., Any]:
+    """A copy of the plain function ``func`` annotated with ``hints`` (its resolved annotations), else ``func``.
+
+    pydantic reads the annotations again: with ``from __future__ import annotations`` it would
+    evaluate every string a second time. Same code, defaults, names and module, so the same
+    signature; a function with ``__wrapped__`` or ``__signature__`` (whose signature is not its
+    code's) is given as it is.
+    """
+    if type(func) is not types.FunctionType or hasattr(func, '__wrapped__') or hasattr(func, '__signature__'):
+        return func
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__annotations__ = hints
+    copy.__qualname__ = func.__qualname__
+    copy.__module__ = func.__module__
+    return copy
 
 
 def _docstring(func: Callable[..., Any]) -> tuple[dict[str, str], str]:
@@ -422,10 +441,11 @@ def _generated_from_signature(func: Callable[..., Any], parameters: list[Paramet
     set afterwards) and so are the JSON Schema updates of its ``Field(...)`` (a TypedDict field keeps
     those on the field, which the property does not read; its description is applied afterwards).
     Cheaper than the TypedDict adapter, and builds no validator. ``None`` (use the TypedDict
-    adapter) without ``pydantic.experimental.arguments_schema`` (pydantic < 2.12), when a
-    ``Field(...)`` of a parameter has its own default, or the schema has an unexpected shape.
+    adapter) without ``pydantic.experimental.arguments_schema`` (older pydantic) or when the schema
+    has an unexpected shape. Not for a parameter whose ``Field(...)`` has its own default (its
+    TypedDict field keeps that default, the arguments schema gives the Python one).
     """
-    if generate_arguments_schema is None or any(_field_default(p.annotation) for p in parameters):
+    if generate_arguments_schema is None:
         return None
     names = {p.name for p in parameters}
     try:
@@ -442,13 +462,6 @@ def _generated_from_signature(func: Callable[..., Any], parameters: list[Paramet
     except Exception:  # noqa: BLE001 - the TypedDict adapter's schema decides
         return None
     return _generated_from_fields(fields, definitions)
-
-
-def _field_default(annotation: Any) -> bool:
-    """Whether ``annotation`` is ``Annotated[..., Field(default=...)]`` (or a ``default_factory``)."""
-    if get_origin(annotation) is not Annotated:
-        return False
-    return any(isinstance(m, FieldInfo) and not m.is_required() for m in get_args(annotation)[1:])
 
 
 _FIELD_JSON_UPDATES = ('pydantic_js_updates', 'pydantic_js_extra')
@@ -507,7 +520,11 @@ def _generated_from_fields(fields: dict[str, Any], definitions: list[Any]) -> _G
     defs: dict[str, Any] = {str(name): value for name, value in generated_defs.items()}
     if any('__' in name for name in defs):
         return None
-    schemas = {key: _inline_own_definition(schema, defs) for key, schema in generated.items()}
+    if not defs:
+        return generated, defs
+    schemas = {
+        key: _inline_own_definition(schema, defs) if '$ref' in schema else schema for key, schema in generated.items()
+    }
     return schemas, _referenced(defs, schemas)
 
 
@@ -580,18 +597,17 @@ def _is_tool_context(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, ToolContext)
 
 
-def _parameter(param: inspect.Parameter, annotation: Any) -> ParameterSchema:
-    tool_param, _ = _annotated_metadata(annotation)
+def _parameter(param: inspect.Parameter, annotation: Any, tool_param: ToolParam | None) -> ParameterSchema:
     required = is_required(tool_param, annotation, param.default)
     keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
     return ParameterSchema(param.name, required, param.default, keyword_only, annotation)
 
 
 def _finish_parameter_schema(
-    schema: dict[str, Any], param: inspect.Parameter, annotation: Any, doc: str | None
+    schema: dict[str, Any], param: inspect.Parameter, metadata: _Metadata, doc: str | None
 ) -> dict[str, Any]:
     """A parameter's generated schema as a property: no top-level ``format``, its description and default."""
-    tool_param, field_description = _annotated_metadata(annotation)
+    tool_param, field_description, _ = metadata
     schema.pop('format', None)
     schema.pop(REQUIRED_MARK, None)  # a parameter's own ToolParam.required is applied by is_required
     description = (tool_param.description if tool_param else None) or field_description or doc
@@ -609,13 +625,29 @@ def _set_default(schema: dict[str, Any], default: Any) -> None:
         pass  # a default with no JSON form is simply not advertised
 
 
-def _annotated_metadata(annotation: Any) -> tuple[ToolParam | None, str | None]:
+_Metadata = tuple[ToolParam | None, str | None, bool]
+"""A parameter's ``ToolParam``, its ``Field(description=)`` and whether only the TypedDict path can make its schema.
+
+That is a ``Field(...)`` with a default of its own (the TypedDict field keeps it, the arguments
+schema has the Python default), or with JSON Schema updates on a pydantic model or dataclass:
+pydantic writes those into a recursive model's own core schema when it makes an arguments schema,
+where every later schema of the model would show them (the TypedDict path keeps them on its field).
+"""
+_FIELD_JSON_ATTRIBUTES = ('title', 'description', 'examples', 'json_schema_extra', 'deprecated')
+_NO_METADATA: _Metadata = (None, None, False)
+
+
+def _annotated_metadata(annotation: Any) -> _Metadata:
     if get_origin(annotation) is not Annotated:
-        return None, None
+        return _NO_METADATA
     extras = get_args(annotation)[1:]
     tool_param = next((m for m in extras if isinstance(m, ToolParam)), None)
-    field = next((m for m in extras if isinstance(m, FieldInfo) and m.description), None)
-    return tool_param, field.description if field else None
+    fields = [m for m in extras if isinstance(m, FieldInfo)]
+    description = next((f.description for f in fields if f.description), None)
+    updates_model = hasattr(get_args(annotation)[0], '__pydantic_core_schema__') and any(
+        getattr(f, name) is not None for f in fields for name in _FIELD_JSON_ATTRIBUTES
+    )
+    return tool_param, description, updates_model or any(not f.is_required() for f in fields)
 
 
 def is_required(tool_param: ToolParam | None, annotation: Any, default: Any) -> bool:
