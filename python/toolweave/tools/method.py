@@ -301,22 +301,22 @@ class MethodToolCallback:
                 return self._with_defaults(checked.validate_json(tool_input))
             except pydantic.ValidationError as exc:
                 problems = self._problems_of(exc.errors(include_url=False, include_context=False, include_input=False))
-                if problems is None or not _read_as_strict_json(tool_input):
-                    return None
-                error = self._invalid(problems)
-                raise error from error.cause  # not from pydantic's error (its text is the message already)
+            if problems is None or not _read_as_strict_json(tool_input):
+                return None
+            raise self._invalid(problems)  # outside the handler: pydantic's error is not chained (its text is here)
         adapter = self._schema.arguments
         if adapter is None:
             return None
+        errors: list[pydantic_core.ErrorDetails] | None = None
         try:
             values: dict[str, Any] = adapter.validate_json(tool_input)
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        if errors is not None:
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
-            error = self._invalid(problems)
-            raise error from error.cause
+            raise self._invalid(problems)
         if not self._numbers_fine(adapter, values):
             problems = _number_problems(values)
             if problems:
@@ -396,6 +396,7 @@ class MethodToolCallback:
         return values
 
     def _invalid(self, problems: list[str]) -> ToolExecutionError:
+        """The error for ``problems`` (its ``cause`` and ``__cause__``: the ``InvalidToolArgumentsError``)."""
         cause = InvalidToolArgumentsError(self._definition.name, problems)
         return ToolExecutionError(self._definition, cause, cause.message)
 
