@@ -8,7 +8,8 @@ benches/results/core.md (and core_arguments.png).
 * parse + validate with the Rust ``SchemaValidator.validate_json`` vs ``orjson.loads`` +
   ``jsonschema_rs`` vs pydantic ``validate_json``;
 * schema generation of a 6-parameter function, cold (first ``@tool``) and cached, vs pydantic
-  ``TypeAdapter(fn).json_schema()`` cold (targets: cold no slower; cached under 5 us).
+  ``TypeAdapter(fn).json_schema()`` cold (targets: cold no slower; cached under 5 us); the one-step
+  validator is built by the tool's first call, shown in its own rows.
 
 Rows of a group are measured in the same interleaved rounds; "pure" rows run the same path with the
 pure-Python twins in place of the Rust core (as ``TOOLWEAVE_PURE=1`` would). No timing is asserted.
@@ -144,6 +145,9 @@ def six(
 GENERATORS = {
     'toolweave cached': functools.partial(function_schema, six),
     'toolweave cold': functools.partial(_function_schema.__wrapped__, six, frozenset()),
+    'toolweave cold, then the validator its first call builds': lambda: (
+        _function_schema.__wrapped__(six, frozenset()).arguments
+    ),
     'pydantic TypeAdapter(fn).json_schema() cold': lambda: pydantic.TypeAdapter(six).json_schema(),
     'pydantic TypeAdapter(...).json_schema()': lambda: pydantic.TypeAdapter(Model6).json_schema(),
     'pydantic json_schema() on a kept adapter': functools.partial(pydantic.TypeAdapter(Model6).json_schema),
@@ -471,6 +475,7 @@ def six(
 ) -> str:
     return ''
 
+CALL = '{{"city": "Oslo", "tags": ["alpha"], "address": {{"street": "Main", "city": "Oslo"}}, "days": 4}}'
 gc.collect()
 gc.disable()  # a collection falling due during the statement would depend on what the process imported
 start = time.process_time()
@@ -493,6 +498,10 @@ COLD_CASES = {
     'toolweave @tool of a second function, fresh interpreter (a 1-parameter @tool before)': (
         'from toolweave import tool\n\n@tool\ndef first(a: int) -> int:\n    return a\n',
         'tool(six)',
+    ),
+    'toolweave first @tool and its first call (the validator is built by the call), fresh interpreter': (
+        'from toolweave import tool\nfrom toolweave.tools import MethodToolCallback\nimport toolweave.tools.schema',
+        'tool(six)\nMethodToolCallback(six).call(CALL)',
     ),
 }
 """The same 6-parameter function as :func:`six`, its schema made first thing in a new interpreter (garbage collector off)."""
