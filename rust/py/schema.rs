@@ -11,6 +11,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::schema::{self, dialect, validate, MAX_DEPTH};
 
+mod objects;
+
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
@@ -216,28 +218,13 @@ fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
     build().unwrap_or_else(|e| e)
 }
 
-/// Whether `v` holds a float that may be an integer literal serde_json rounded (it has no big
-/// integers): those inputs take the exact path (`parse_arguments`), which never loses digits.
-fn may_be_lossy(v: &Value, depth: usize) -> bool {
-    match v {
-        Value::Number(n) => n
-            .as_f64()
-            .is_some_and(|f| n.is_f64() && f.fract() == 0.0 && f.abs() >= 9.2e18),
-        Value::Array(items) => {
-            depth < MAX_DEPTH && items.iter().any(|i| may_be_lossy(i, depth + 1))
-        }
-        Value::Object(map) => depth < MAX_DEPTH && map.values().any(|i| may_be_lossy(i, depth + 1)),
-        _ => false,
-    }
-}
-
-/// Inputs at least this long are parsed and validated with the GIL released.
-const DETACH_BYTES: usize = 1 << 16;
-
 /// A compiled JSON Schema (`jsonschema` crate; no network or file access for `$ref`).
 #[pyclass(module = "toolweave._core", frozen)]
 pub struct SchemaValidator {
     inner: validate::Validator,
+    /// The same schema over the Python objects `validate_json` parsed, compiled on first use
+    /// (`None`: it did not compile, and the converting path answers).
+    objects: std::sync::OnceLock<Option<validate::Validator<objects::Objects>>>,
     schema: Value,
 }
 
@@ -263,6 +250,7 @@ impl SchemaValidator {
         }
         Ok(SchemaValidator {
             inner: validate::Validator::new(&value)?,
+            objects: std::sync::OnceLock::new(),
             schema: value,
         })
     }
@@ -298,6 +286,9 @@ impl SchemaValidator {
         self.check(py, &to_value(instance, 0)?)
     }
 
+    /// Parse `data` as `parse_arguments` does (a JSON object, blank = `{}`), check its numbers as
+    /// the conversion to a JSON Schema value does (with `int64`, also none above `i64::MAX`), and
+    /// validate it; returns the parsed dict.
     #[pyo3(signature = (data, *, int64 = false))]
     fn validate_json<'py>(
         &self,
@@ -305,45 +296,33 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let bytes: &[u8] = if let Ok(s) = data.cast::<PyString>() {
-            match s.to_str() {
-                Ok(t) => t.as_bytes(),
-                Err(_) => return self.validate_slow(py, data, int64),
-            }
-        } else if let Ok(b) = data.cast::<PyBytes>() {
-            b.as_bytes()
-        } else {
+        if !data.is_instance_of::<PyString>() && !data.is_instance_of::<PyBytes>() {
             return Err(PyTypeError::new_err(format!(
                 "validate_json() expects str or bytes, got {}",
                 type_name(data)
             )));
-        };
-        // serde_json + the validator on the bytes (GIL released for large inputs), then jiter builds
-        // the Python objects (with its key cache): faster than building them from the serde `Value`.
-        let work = || match serde_json::from_slice::<Value>(bytes) {
-            Ok(v)
-                if v.is_object()
-                    && !may_be_lossy(&v, 0)
-                    && !(int64 && validate::beyond_int64(&v)) =>
-            {
-                let ok = self.inner.is_valid(&v);
-                Some((v, ok))
-            }
-            _ => None,
-        };
-        let parsed = if bytes.len() >= DETACH_BYTES {
-            py.detach(work)
-        } else {
-            work()
-        };
-        match parsed {
-            Some((_, true)) => match super::json::loads(py, bytes) {
-                Ok(obj) => Ok(obj),
-                Err(_) => self.validate_slow(py, data, int64),
-            },
-            Some((v, false)) => Err(validation_error(py, &self.inner.issues(&v))),
-            None => self.validate_slow(py, data, int64),
         }
+        let parsed = super::json::parse_arguments(py, data, None, None)?;
+        // Parsed once: a plain tree (every int within i64, so `int64` has nothing to find) is
+        // validated as it is; other numbers go through the conversion, which refuses or keeps them.
+        if objects::plain(parsed.as_any()) {
+            if let Some(v) = self
+                .objects
+                .get_or_init(|| validate::Validator::new(&self.schema).ok())
+            {
+                let node = objects::PyNode::new(parsed.as_any().clone());
+                if v.is_valid(node.clone()) {
+                    return Ok(parsed.into_any());
+                }
+                return Err(validation_error(py, &v.issues(node)));
+            }
+        }
+        let value = to_value(parsed.as_any(), 0)?;
+        if int64 && validate::beyond_int64(&value) {
+            return Err(PyValueError::new_err(validate::BEYOND_INT64));
+        }
+        self.check(py, &value)?;
+        Ok(parsed.into_any())
     }
 
     fn __repr__(&self) -> String {
@@ -354,26 +333,6 @@ impl SchemaValidator {
         } else {
             format!("SchemaValidator({short})")
         }
-    }
-}
-
-impl SchemaValidator {
-    /// Not a JSON object (or not UTF-8, or a number serde_json would round, or with `int64` an
-    /// integer beyond it): `parse_arguments` raises the precise `ToolArgumentsError`, or accepts a
-    /// blank text as `{}`; then the numbers are checked, then the schema.
-    fn validate_slow<'py>(
-        &self,
-        py: Python<'py>,
-        data: &Bound<'py, PyAny>,
-        int64: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let parsed = super::json::parse_arguments(py, data, None, None)?;
-        let value = to_value(parsed.as_any(), 0)?;
-        if int64 && validate::beyond_int64(&value) {
-            return Err(PyValueError::new_err(validate::BEYOND_INT64));
-        }
-        self.check(py, &value)?;
-        Ok(parsed.into_any())
     }
 }
 

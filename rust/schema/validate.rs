@@ -1,6 +1,7 @@
 //! Instance validation against a JSON Schema, with the `jsonschema` crate (default features off:
 //! no `$ref` is ever fetched over the network or from files).
 
+use jsonschema::json::{Json, SerdeJson};
 use serde_json::Value;
 
 use crate::errors::CoreError;
@@ -35,32 +36,34 @@ pub fn beyond_int64(value: &Value) -> bool {
     false
 }
 
-/// A compiled schema.
-pub struct Validator {
-    inner: jsonschema::Validator,
+/// A compiled schema, validating instances in the JSON representation `F` (`serde_json::Value` by
+/// default; the binding also validates the Python objects it parsed, `rust/py/schema/objects.rs`).
+pub struct Validator<F: Json = SerdeJson> {
+    inner: jsonschema::Validator<F>,
 }
 
-impl Validator {
+impl<F: Json> Validator<F> {
     /// Compile `schema` (the dialect comes from its `$schema`, else 2020-12).
     ///
     /// # Errors
     /// [`CoreError`] when `schema` is not a valid JSON Schema or references something that is
     /// not inside it.
     pub fn new(schema: &Value) -> Result<Self, CoreError> {
-        jsonschema::validator_for(schema)
+        jsonschema::options_for::<F>()
+            .build(schema)
             .map(|inner| Validator { inner })
             .map_err(|e| CoreError::Schema(format!("invalid JSON Schema: {e}")))
     }
 
     /// Whether `instance` is valid (faster than [`Validator::issues`]).
     #[must_use]
-    pub fn is_valid(&self, instance: &Value) -> bool {
+    pub fn is_valid(&self, instance: F::Node<'_>) -> bool {
         self.inner.is_valid(instance)
     }
 
     /// Every failure, in the crate's order.
     #[must_use]
-    pub fn issues(&self, instance: &Value) -> Vec<Issue> {
+    pub fn issues<'i>(&'i self, instance: F::Node<'i>) -> Vec<Issue> {
         self.inner
             .iter_errors(instance)
             .map(|e| Issue {
@@ -79,7 +82,7 @@ mod tests {
 
     #[test]
     fn issues_have_pointers() {
-        let v = Validator::new(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {}},
+        let v: Validator = Validator::new(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {}},
                                        "required": ["b"], "additionalProperties": false}))
         .unwrap();
         let mut issues = v.issues(&json!({"a": [1, "x"], "c": 1}));
@@ -112,6 +115,6 @@ mod tests {
 
     #[test]
     fn bad_schema_is_an_error() {
-        assert!(Validator::new(&json!({"type": 3})).is_err());
+        assert!(Validator::<SerdeJson>::new(&json!({"type": 3})).is_err());
     }
 }

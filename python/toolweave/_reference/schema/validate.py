@@ -49,7 +49,8 @@ class SchemaValidator:
         out = []
         for error in self._validator.iter_errors(_json_value(instance)):
             pointer = ''.join('/' + str(p).replace('~', '~0').replace('/', '~1') for p in error.absolute_path)
-            out.append({'pointer': pointer, 'keyword': str(error.validator), 'message': error.message})
+            keyword = 'falseSchema' if error.validator is None else str(error.validator)  # the crate's name for `false`
+            out.append({'pointer': pointer, 'keyword': keyword, 'message': error.message})
         return out
 
     def validate(self, instance: Any) -> None:
