@@ -1,7 +1,9 @@
 """Input JSON Schema of a Python function (Spring AI ``JsonSchemaGenerator.generateForMethodInput``).
 
-Each parameter's type goes through pydantic's JSON Schema generator; the parameter schemas are
-then assembled into one object schema by Spring's rules:
+Each parameter's type goes through pydantic's JSON Schema generator, in one generation from the
+arguments schema ``TypeAdapter(fn)`` uses (the one-step argument validator, a TypedDict adapter, is
+built on first use, by the tool's first call); the parameter schemas are then assembled into one
+object schema by Spring's rules:
 
 * ``{"$schema": 2020-12, "type": "object", "$defs"?, "properties", "required", "additionalProperties": false}``,
   properties in declaration order, ``required`` always present, empty ``$defs`` dropped;
