@@ -20,6 +20,18 @@ DIST ?= dist
 WHEEL_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
 # The core tests, run once more with the pure-Python twins selected everywhere (TOOLWEAVE_PURE=1).
 PURE_TESTS ?= $(wildcard tests/core/test_*.py)
+# Profile-guided optimisation (PGO) of the core that ships (`make wheel`) and that `make bench` measures, as jiter's
+# and pydantic-core's wheels are built: an instrumented build runs benches/pgo_workload.py (PGO_SECONDS), LLVM's
+# llvm-profdata of rustc's own LLVM major version merges the counts, and the release build uses them. `make test`
+# keeps the plain release build (correctness does not need it; two more release builds would cost CI ~5 minutes).
+RUST_HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+RUST_LLVM := $(shell rustc -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+PGO := target/pgo
+PGO_DATA := $(PGO)/merged.profdata
+PGO_SECONDS ?= 3
+PGO_BUILT := $(VENV)/.toolweave-pgo-built
+# RUSTFLAGS of a PGO build: the merged profile when there is one (made before the recipe that reads this runs)
+PGO_RUSTFLAGS = $(if $(wildcard $(PGO_DATA)),-Cprofile-use=$(abspath $(PGO_DATA)))
 
 .PHONY: help demo test test-pure bench bench-service lint build clean fuzz redis-server soak wheel eval-local
 
@@ -27,9 +39,9 @@ help:
 	@echo 'make demo   - real tool-calling conversation against the embedded local model'
 	@echo 'make test   - build the Rust core (release) and run the whole test suite'
 	@echo 'make test-pure - the core tests again with the pure-Python twins (TOOLWEAVE_PURE=1)'
-	@echo 'make wheel  - sdist and abi3 manylinux2014 wheels (x86_64, aarch64) into dist/, checked by auditwheel'
+	@echo 'make wheel  - sdist and abi3 manylinux2014 wheels (x86_64 PGO-built, aarch64) into dist/, checked by auditwheel'
 	@echo 'make eval-local - offline evaluation of the local model (tool choice, arguments, answers), 3-turn chats'
-	@echo 'make bench  - benchmarks: Rust core vs pure-Python twin vs peers'
+	@echo 'make bench  - benchmarks (PGO-built core, as the wheel): Rust core vs pure-Python twin vs peers'
 	@echo 'make bench-service - a streaming tool-loop service under load: toolweave vs pydantic-ai vs OpenAI Agents, 1 vs 2 workers (~4-5 min)'
 	@echo 'make lint   - ruff, mypy --strict, cargo fmt --check, cargo clippy -D warnings'
 	@echo 'make soak   - reliability attacks randomised and longer, SOAK_SECONDS (60) per area, prints figures'
@@ -88,7 +100,25 @@ $(PEERS): pyproject.toml | $(BUILT)
 	$(PIP) install -q --group peers
 	touch $@
 
-bench: $(BUILT) $(BENCH_DEPS) $(PEERS)
+# The profile of the host's core (see PGO above). Without a matching llvm-profdata (installed from Debian's llvm-N
+# when root with apt, as redis-server) there is no profile and the builds are plain release builds, with a note.
+$(PGO_DATA): $(RUST_SRC) benches/pgo_workload.py | $(STAMP)
+	rm -rf $(PGO)/raw $@
+	@profdata=$$(command -v llvm-profdata-$(RUST_LLVM)) || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm-$(RUST_LLVM) >/dev/null \
+		&& profdata=$$(command -v llvm-profdata-$(RUST_LLVM)); }; \
+	if [ -z "$$profdata" ]; then echo "llvm-profdata-$(RUST_LLVM) unavailable: the core is built without PGO"; exit 0; fi; \
+	set -e; \
+	PYO3_PYTHON=$(abspath $(PY)) RUSTFLAGS=-Cprofile-generate=$(abspath $(PGO))/raw cargo rustc --release --lib \
+		--crate-type cdylib --features pyo3/extension-module --target $(RUST_HOST) --target-dir $(PGO)/build; \
+	$(PY) benches/pgo_workload.py $(PGO)/build/$(RUST_HOST)/release/lib_core.so --seconds $(PGO_SECONDS); \
+	$$profdata merge -o $@ $(PGO)/raw
+
+$(PGO_BUILT): $(BUILT) $(PGO_DATA)
+	RUSTFLAGS='$(PGO_RUSTFLAGS)' $(MATURIN) develop --release --target $(RUST_HOST) --extras $(TEST_EXTRAS)
+	touch $@
+
+bench: $(PGO_BUILT) $(BENCH_DEPS) $(PEERS)
 	$(PY) -m pytest benches -q --benchmark-enable --benchmark-columns=min,mean,median,rounds --benchmark-sort=name
 
 # Starlette + uvicorn, one streaming tool-loop endpoint per framework against a paced mock provider; writes
@@ -120,13 +150,16 @@ $(WHEEL_TOOLS): pyproject.toml | $(STAMP)
 
 # The sdist and abi3 wheels (one per architecture, any CPython >= 3.10) for any Linux with glibc >= 2.17:
 # zig (the ziglang package) links against glibc 2.17 symbols, so x86_64 and aarch64 build here; auditwheel
-# then checks each wheel's external symbols and libraries against its manylinux2014 tag.
-wheel: $(WHEEL_TOOLS)
+# then checks each wheel's external symbols and libraries against its manylinux2014 tag. The host's wheel is
+# PGO-built (above); another architecture's cannot run the workload here and is a plain release build.
+wheel: $(WHEEL_TOOLS) $(PGO_DATA)
 	rm -rf $(DIST)
 	$(MATURIN) sdist --out $(DIST)
 	for t in $(WHEEL_TARGETS); do \
 		rustup target list --installed | grep -qx $$t || rustup target add $$t || exit 1; \
-		$(MATURIN) build --release --zig --compatibility manylinux2014 --target $$t --out $(DIST) || exit 1; \
+		flags=; [ $$t = $(RUST_HOST) ] && flags='$(PGO_RUSTFLAGS)'; \
+		RUSTFLAGS="$$flags" $(MATURIN) build --release --zig --compatibility manylinux2014 --target $$t --out $(DIST) \
+			|| exit 1; \
 	done
 	for w in $(DIST)/*.whl; do \
 		$(VENV)/bin/auditwheel show $$w | tee $(DIST)/.audit; \
