@@ -412,6 +412,9 @@ class SchemaValidator:
     def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
         """Parse a JSON object text (blank = ``{}``) and validate it in one step; returns the parsed value.
 
+        The text is parsed once (jiter, straight to Python objects) and the schema validates those objects;
+        results and error texts are those of ``validate(parse_arguments(data))``.
+
         Args:
             data: The JSON object text.
             int64: Refuse integers above ``2**63 - 1`` too (``ValueError``), so that every integer
