@@ -174,3 +174,14 @@ def test_validate_json_examples():
         v.validate_json('{"any": 1e400}', int64=True)
     with pytest.raises(TypeError, match='expects str or bytes, got dict'):
         v.validate_json({'a': 1})  # type: ignore[arg-type]
+
+
+def test_extra_items_past_prefix_items_are_reported_per_item_by_rust_and_twin():
+    schema = {'type': 'object', 'properties': {'pair': {'prefixItems': [{'type': 'integer'}], 'items': False}}}
+    instance = {'pair': [0, 'a', ['é', 2]]}
+    expected = [
+        {'pointer': '/pair/1', 'keyword': 'falseSchema', 'message': 'False schema does not allow "a"'},
+        {'pointer': '/pair/2', 'keyword': 'falseSchema', 'message': 'False schema does not allow ["é",2]'},
+    ]
+    assert rust_core.SchemaValidator(schema).errors(instance) == expected
+    assert reference_core.SchemaValidator(schema).errors(instance) == expected

@@ -17,6 +17,27 @@ from toolweave.exceptions import SchemaValidationError
 __all__ = ['SchemaValidator']
 
 
+def _extra_items(pointer: str, items: list[Any], allowed: int) -> list[dict[str, str]]:
+    """``"items": false`` past ``prefixItems`` as the crate reports it: each extra item fails the ``false`` schema.
+
+    (The ``jsonschema`` package reports one ``items`` error at the array.)
+    """
+    return [
+        {
+            'pointer': f'{pointer}/{i}',
+            'keyword': 'falseSchema',
+            'message': f'False schema does not allow {_compact(item)}',
+        }
+        for i, item in enumerate(items)
+        if i >= allowed
+    ]
+
+
+def _compact(value: Any) -> str:
+    """``value`` as serde_json displays it (no spaces, non-ASCII kept)."""
+    return json.dumps(value, separators=(',', ':'), ensure_ascii=False)
+
+
 class SchemaValidator:
     """Twin of ``toolweave._core.SchemaValidator`` over the ``jsonschema`` package."""
 
@@ -49,6 +70,9 @@ class SchemaValidator:
         out = []
         for error in self._validator.iter_errors(_json_value(instance)):
             pointer = ''.join('/' + str(p).replace('~', '~0').replace('/', '~1') for p in error.absolute_path)
+            if error.validator == 'items' and error.validator_value is False and isinstance(error.instance, list):
+                out += _extra_items(pointer, error.instance, len(error.schema.get('prefixItems', ())))
+                continue
             keyword = 'falseSchema' if error.validator is None else str(error.validator)  # the crate's name for `false`
             out.append({'pointer': pointer, 'keyword': keyword, 'message': error.message})
         return out
