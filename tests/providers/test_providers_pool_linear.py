@@ -1,16 +1,23 @@
-"""The models' pools do httpcore's bookkeeping in linear time, with exactly httpcore's result.
+"""The models' pools do httpcore's bookkeeping in linear time, never handing one HTTP/1.1 connection to two requests.
 
 ``toolweave.providers._pool`` replaces httpcore 1.0's ``_assign_requests_to_connections`` on the pools
-of the clients the models create (one expression, quadratic in the number of pooled connections,
-becomes the number it computes). A hypothesis differential test runs httpcore's own method and the
-replacement on identical random pool states (closed, expired, idle, busy connections of several
-origins; queued and assigned requests; limits hit or not) and requires the same connections closed,
-kept, created and assigned, in the same order. The other tests check where it is installed.
+of the clients the models create: one expression, quadratic in the number of pooled connections,
+becomes the number it computes; and on an HTTP/1.1 pool a connection already handed to a request is not
+offered to another (httpcore offers it until the first request starts on it; the others then fail with
+``ConnectionNotAvailable`` and are assigned again). Hypothesis differential tests run httpcore's own
+method and the replacement on identical random pool states (closed, expired, idle, busy connections of
+several origins; queued requests and requests holding a connection; limits hit or not) and require the
+same connections closed, kept, created and assigned, in the same order: on an HTTP/2 pool the very
+same states, on an HTTP/1.1 pool states whose connections turn busy once a request holds them (what
+httpcore's retries end with). A pool under a burst of concurrent requests sends each exactly once.
+The other tests check where it is installed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +26,12 @@ import httpx
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.keepalive_server import Answer, KeepAliveServer
+from toolweave.chat import Prompt
 from toolweave.providers import OpenAIChatModel, _pool
 
 ORIGINS = ('a', 'b')
+BURST = 32
 
 
 @dataclass
@@ -56,29 +66,44 @@ class FakeConnection:
 class FakeRequest:
     name: str
     origin: str
-    queued: bool
-    assigned: str | None = None
+    connection: FakeConnection | None = None
+    busy_when_held: bool = False  # the reference's HTTP/1.1 connection: busy once a request holds it
 
     @property
     def request(self) -> Any:
         return type('R', (), {'url': type('U', (), {'origin': self.origin})()})()
 
+    @property
+    def assigned(self) -> str | None:
+        return None if self.connection is None else self.connection.name
+
     def is_queued(self) -> bool:
-        return self.queued
+        return self.connection is None
 
     def assign_to_connection(self, connection: FakeConnection) -> None:
-        self.assigned = connection.name
+        self.connection = connection
+        if self.busy_when_held:
+            connection.available = False
 
 
 connections = st.lists(
     st.tuples(st.sampled_from(ORIGINS), st.booleans(), st.booleans(), st.booleans(), st.booleans()), max_size=12
 )
-requests = st.lists(st.tuples(st.sampled_from(ORIGINS), st.booleans()), max_size=6)
+requests = st.lists(st.tuples(st.sampled_from(ORIGINS), st.none() | st.integers(0, 11)), max_size=6)
+"""Each request: its origin and the index of the connection it holds (``None``, or no such connection: queued)."""
 
 
-def _state(pool: Any, conns: list[tuple[str, bool, bool, bool, bool]], reqs: list[tuple[str, bool]]) -> None:
+def _state(
+    pool: Any, conns: list[tuple[str, bool, bool, bool, bool]], reqs: list[tuple[str, int | None]], busy: bool = False
+) -> None:
+    """``pool`` in the given state; ``busy``: the reference HTTP/1.1 pool whose held connections are busy."""
     pool._connections = [FakeConnection(f'c{i}', *spec) for i, spec in enumerate(conns)]
-    pool._requests = [FakeRequest(f'r{i}', *spec) for i, spec in enumerate(reqs)]
+    pool._requests = []
+    for i, (origin, held) in enumerate(reqs):
+        connection = pool._connections[held] if held is not None and held < len(conns) else None
+        if connection is not None and busy:
+            connection.available = False
+        pool._requests.append(FakeRequest(f'r{i}', origin, connection, busy))
     counter = itertools.count()
     pool.create_connection = lambda origin: FakeConnection(f'new{next(counter)}', origin, available=True)
 
@@ -92,20 +117,74 @@ def _outcome(pool: Any, closing: list[FakeConnection]) -> Any:
     )
 
 
+@pytest.mark.parametrize('http2', [False, True], ids=['http1', 'http2'])
 @pytest.mark.parametrize('pool_class', [httpcore.ConnectionPool, httpcore.AsyncConnectionPool])
 @given(conns=connections, reqs=requests, max_connections=st.integers(1, 14), keepalive=st.integers(0, 12))
-@example(conns=[('a', False, False, True, False)] * 3, reqs=[('a', True)], max_connections=3, keepalive=2)
-@example(conns=[('a', False, False, True, False)] * 2, reqs=[('b', True)], max_connections=2, keepalive=2)
-def test_linear_bookkeeping_equals_httpcores(
-    pool_class: Any, conns: Any, reqs: Any, max_connections: int, keepalive: int
+@example(conns=[('a', False, False, True, False)] * 3, reqs=[('a', None)], max_connections=3, keepalive=2)
+@example(conns=[('a', False, False, True, False)] * 2, reqs=[('b', None)], max_connections=2, keepalive=2)
+@example(  # a burst: three queued requests, two idle connections (httpcore gives all three the first)
+    conns=[('a', False, False, True, True)] * 2, reqs=[('a', None)] * 3, max_connections=4, keepalive=4
+)
+@example(  # a connection handed to a request that has not started on it yet
+    conns=[('a', False, False, True, True)], reqs=[('a', 0), ('a', None)], max_connections=1, keepalive=1
+)
+def test_bookkeeping_equals_httpcores(
+    pool_class: Any, http2: bool, conns: Any, reqs: Any, max_connections: int, keepalive: int
 ) -> None:
-    stock = pool_class(max_connections=max_connections, max_keepalive_connections=keepalive)
-    linear = pool_class(max_connections=max_connections, max_keepalive_connections=keepalive)
+    stock = pool_class(max_connections=max_connections, max_keepalive_connections=keepalive, http2=http2)
+    linear = pool_class(max_connections=max_connections, max_keepalive_connections=keepalive, http2=http2)
     assert _pool.install(linear)
-    _state(stock, conns, reqs)
+    _state(stock, conns, reqs, busy=not http2)
     _state(linear, conns, reqs)
+    queued = {r.name for r in linear._requests if r.connection is None}
     expected = _outcome(stock, pool_class._assign_requests_to_connections(stock))
-    assert _outcome(linear, linear._assign_requests_to_connections()) == expected
+    outcome = _outcome(linear, linear._assign_requests_to_connections())
+    assert outcome == expected
+    if not http2:  # a queued request gets a connection no other request holds
+        assigned = [held for name, held in outcome[2] if name in queued and held is not None]
+        others = {held for name, held in outcome[2] if name not in queued}
+        assert len(assigned) == len(set(assigned))
+        assert not others & set(assigned)
+
+
+def _answer(path: str, body: bytes) -> Answer:
+    head = {'id': 'c1', 'object': 'chat.completion.chunk', 'model': 'm'}
+    event = {**head, 'choices': [{'index': 0, 'delta': {'content': 'hi'}, 'finish_reason': 'stop'}]}
+    return Answer([b'data: ' + json.dumps(event).encode() + b'\n\ndata: [DONE]\n\n'], first=0.05)
+
+
+def test_a_burst_of_streams_is_assigned_once_per_request() -> None:
+    """Bursts of 32 streams over idle keep-alive connections: each request is assigned a connection once.
+
+    httpcore's own method offers the first idle connection to every request of a burst; all but one then
+    fail with ``ConnectionNotAvailable`` and run the assignment again (here ~6 extra runs per request).
+    With the replacement the pool runs it twice per request: when the request starts and when its
+    response closes.
+    """
+    with KeepAliveServer(_answer) as server:
+        model = OpenAIChatModel(base_url=server.url + '/v1', api_key='', model='m')
+        runs = [0]
+
+        async def one() -> str:
+            return ''.join([c.text async for c in model.stream(Prompt.of('hi'))])
+
+        async def run() -> None:
+            pool = (await model._transport._aclient())._transport._pool  # type: ignore[attr-defined]
+            assign = pool._assign_requests_to_connections
+
+            def counted() -> list[Any]:
+                runs[0] += 1
+                return assign()  # type: ignore[no-any-return]
+
+            pool._assign_requests_to_connections = counted
+            for _ in range(3):
+                assert await asyncio.gather(*(one() for _ in range(BURST))) == ['hi'] * BURST
+            await model.aclose()
+
+        asyncio.run(run())
+        assert server.requests == 3 * BURST
+        assert server.connections == BURST
+        assert runs[0] == 2 * 3 * BURST
 
 
 def test_the_models_clients_get_it_and_borrowed_clients_do_not() -> None:

@@ -6,9 +6,17 @@ response closes, and for every idle connection it evaluates
 connection per idle connection, twice per request. A streaming service keeping ~100 provider
 connections open spends a fifth of its CPU there (benches/results/service.md; upstream: encode/httpcore
 pull requests #929 and #1035, not merged). That expression is ``len(self._connections)`` (``is_idle()``
-only reads state), so :func:`install` gives a pool the same method with that one expression replaced:
-the same connections closed, kept and assigned, in the same order (tests/providers/test_providers_pool_linear.py
-holds the two equal on random pool states).
+only reads state), so :func:`install` gives a pool the same method with that one expression replaced.
+
+A second change, for HTTP/1.1 pools (``http2=False``, the models' clients): httpcore offers an idle
+connection to every queued request until one of them has *started* on it, so a burst of requests
+(a service whose streams start their next round together) is assigned to one idle connection; all
+but one fail inside httpcore with ``ConnectionNotAvailable`` and go round the assignment again (6 extra
+rounds per request, a fifth of the service's CPU at 64 concurrent streams). Here a connection already
+handed to a request is not offered to a second one, as if it turned busy on assignment, which is what
+httpcore's retry ends with. The same connections are closed and kept, and each request gets a
+connection no other request holds (tests/providers/test_providers_pool_linear.py: equal to httpcore's
+method on random pool states whose connections turn busy when assigned).
 
 It is installed only on a pool whose method is, line for line, the one it was copied from
 (:data:`_STOCK`, httpcore 1.0.x); any other httpcore keeps its own method.
@@ -41,8 +49,9 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
     """Httpcore 1.0's ``ConnectionPool._assign_requests_to_connections`` (BSD-3-Clause, Encode OSS Ltd.).
 
     Unchanged except that the surplus-idle test reads ``len(self._connections)`` where httpcore builds a
-    list of one ``is_idle()`` per connection to take its length (the same number). Returns the
-    connections to close, as httpcore's does.
+    list of one ``is_idle()`` per connection to take its length (the same number), and that on an
+    HTTP/1.1 pool a connection held by a request (assigned, maybe not started yet) is not offered to
+    another queued request. Returns the connections to close, as httpcore's does.
     """
     closing_connections = []
 
@@ -60,12 +69,17 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
 
     # Assign queued requests to connections.
     queued_requests = [request for request in self._requests if request.is_queued()]
+    # HTTP/1.1 serves one request per connection: one handed to a request is not offered to another.
+    exclusive = bool(queued_requests) and not self._http2
+    held: set[int] = set()
+    if exclusive:
+        held.update(id(request.connection) for request in self._requests if request.connection is not None)
     for pool_request in queued_requests:
         origin = pool_request.request.url.origin
         available_connections = [
             connection
             for connection in self._connections
-            if connection.can_handle_request(origin) and connection.is_available()
+            if connection.can_handle_request(origin) and connection.is_available() and id(connection) not in held
         ]
         idle_connections = [connection for connection in self._connections if connection.is_idle()]
         # Reuse an available connection, else create one, else close an idle one and create one.
@@ -83,6 +97,8 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
             connection = self.create_connection(origin)
             self._connections.append(connection)
             pool_request.assign_to_connection(connection)
+        if exclusive and pool_request.connection is not None:
+            held.add(id(pool_request.connection))
 
     return closing_connections
 
