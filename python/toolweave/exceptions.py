@@ -54,8 +54,10 @@ class ToolArgumentsError(ValueError):
         column: 1-based column (in characters) of the position.
     """
 
+    __slots__ = ('column', 'excerpt', 'line', 'message', 'position')  # no per-instance dict to build (hot path)
+
     def __init__(self, message: str, position: int = 0, excerpt: str = '', line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
+        self.args = (message,)  # what BaseException.__init__(message) sets, without the call
         self.message = message
         self.position = position
         self.excerpt = excerpt
@@ -75,8 +77,10 @@ class SchemaValidationError(ValueError):
             the whole value), ``keyword`` (the schema keyword that failed) and ``message``.
     """
 
+    __slots__ = ('errors', 'message')  # built for every invalid tool call: no per-instance dict
+
     def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
-        super().__init__(message)
+        self.args = (message,)  # what BaseException.__init__(message) sets, without the call
         self.message = message
         self.errors: list[dict[str, str]] = list(errors or [])
 
@@ -299,8 +303,10 @@ class ToolExecutionError(RuntimeError):
         cause: The underlying exception (also ``__cause__``).
     """
 
+    __slots__ = ('cause', 'tool_definition')  # built for every failed tool call: no per-instance dict
+
     def __init__(self, tool_definition: ToolDefinition, cause: BaseException, message: str | None = None) -> None:
-        super().__init__(message if message is not None else _cause_message(cause))
+        self.args = (message if message is not None else _cause_message(cause),)  # as RuntimeError.__init__(text)
         self.tool_definition = tool_definition
         self.cause = cause
         self.__cause__ = cause
@@ -383,11 +389,13 @@ class InvalidToolArgumentsError(ValueError):
         problems: One entry per failing field, ``'<field path>: <reason>'``.
     """
 
+    __slots__ = ('message', 'problems', 'tool_name')  # built for every invalid tool call: no per-instance dict
+
     def __init__(self, tool_name: str, problems: Sequence[str]) -> None:
         self.tool_name = tool_name
         self.problems = tuple(problems)
         self.message = f"Invalid arguments for tool '{tool_name}': " + '; '.join(self.problems)
-        super().__init__(self.message)
+        self.args = (self.message,)  # what BaseException.__init__(message) sets, without the call
 
     def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.tool_name, self.problems)

@@ -284,6 +284,9 @@ def checked_then_walked(text: str) -> Any:
 def decoded(decode: Any, text: str) -> tuple[str, Any]:
     try:
         return 'ok', decode(text)
+    except ToolExecutionError as exc:  # the tool's decoder raises invalid arguments ready for the model
+        assert isinstance(exc.cause, InvalidToolArgumentsError) and str(exc) == str(exc.cause)
+        return type(exc.cause).__name__, str(exc.cause)
     except (InvalidToolArgumentsError, ToolArgumentsError) as exc:
         return type(exc).__name__, str(exc)
 

@@ -20,7 +20,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from toolweave._native import SchemaValidator
-from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
+from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
 from toolweave.mcp._loop import BackgroundLoop
 from toolweave.mcp.connection import McpConnection
 from toolweave.mcp.errors import McpClientError, McpToolCallError
@@ -29,6 +29,7 @@ from toolweave.tools._numbers import bounded_integers
 from toolweave.tools.context import ToolContext
 from toolweave.tools.definition import ToolDefinition, ToolMetadata
 from toolweave.tools.function import _schema_decoder
+from toolweave.tools.method import syntax_error
 from toolweave.tools.schema import ensure_valid_input_schema
 
 __all__ = ['McpToolCallback']
@@ -59,7 +60,7 @@ class McpToolCallback:
         self._tool = tool
         self._connection = connection
         self._loop = loop
-        self._decode = _decoder(name, schema, connection.name)
+        self._decode = _decoder(self._definition, schema, connection.name)
 
     @property
     def tool_definition(self) -> ToolDefinition:
@@ -118,12 +119,9 @@ class McpToolCallback:
         if not isinstance(tool_input, str):
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         try:
-            value: dict[str, Any] = self._decode(tool_input)
+            value: dict[str, Any] = self._decode(tool_input)  # raises ToolExecutionError for invalid arguments
         except ToolArgumentsError as exc:
-            message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
-            raise ToolExecutionError(self._definition, exc, message) from exc
-        except InvalidToolArgumentsError as exc:
-            raise ToolExecutionError(self._definition, exc, exc.message) from exc
+            raise syntax_error(self._definition, exc) from exc
         return value
 
     def _checked(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,8 +156,12 @@ class McpToolCallback:
         return result.content()
 
 
-def _decoder(name: str, schema: Mapping[str, Any], server: str) -> Callable[[str], Any]:
-    """The argument decoder: parse and validate against ``schema`` (only parse when the Rust core refuses it)."""
+def _decoder(definition: ToolDefinition, schema: Mapping[str, Any], server: str) -> Callable[[str], Any]:
+    """The argument decoder: parse and validate against ``schema`` (only parse when the Rust core refuses it).
+
+    It raises ``ToolExecutionError`` for invalid arguments and ``ToolArgumentsError`` for text that is not JSON.
+    """
+    name = definition.name
     try:
         validator = SchemaValidator(bounded_integers(dict(schema)))
     except (TypeError, ValueError) as exc:
@@ -167,4 +169,4 @@ def _decoder(name: str, schema: Mapping[str, Any], server: str) -> Callable[[str
             "MCP server '%s': the input schema of '%s' cannot be compiled (%s); not validated", server, name, exc
         )
         validator = SchemaValidator({'type': 'object'})
-    return _schema_decoder(name, validator)
+    return _schema_decoder(definition, validator)

@@ -26,6 +26,7 @@ in :class:`~toolweave.tools.MethodToolCallback`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -35,17 +36,20 @@ import pydantic
 import pydantic_core
 
 from toolweave._native import SchemaValidator, forbid_additional_properties, parse_arguments
-from toolweave.exceptions import (
-    InvalidToolArgumentsError,
-    SchemaValidationError,
-    ToolArgumentsError,
-    ToolExecutionError,
-)
+from toolweave.exceptions import SchemaValidationError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._numbers import BOUND_ERRORS, Location, bounded_integers, checked_validator, number_problems
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.definition import ToolDefinition, ToolMetadata, check_text
-from toolweave.tools.method import _run_coroutine, check_not_unbound_method, check_tool_name, fill_missing_nullable
+from toolweave.tools.method import (
+    _run_coroutine,
+    check_not_unbound_method,
+    check_tool_name,
+    convert_result,
+    fill_missing_nullable,
+    invalid_arguments,
+    syntax_error,
+)
 from toolweave.tools.schema import (
     SCHEMA_DIALECT,
     _is_async,
@@ -91,6 +95,7 @@ class FunctionToolCallback:
         self._pass_context = pass_context
         self._converter = converter
         self._is_async = func is not None and _is_async(func)
+        self._target = func if func is not None else self._deferred
 
     @staticmethod
     def builder(name: str, func: Callable[..., Any] | None) -> FunctionToolCallbackBuilder:
@@ -136,67 +141,58 @@ class FunctionToolCallback:
                 ``ToolArgumentsError``) or the callable raised.
         """
         args = self._arguments(tool_input, tool_context)
-        func = self._callable()
         try:
-            result = _run_coroutine(func(*args)) if self._is_async else func(*args)
+            result = _run_coroutine(self._target(*args)) if self._is_async else self._target(*args)
         except ToolExecutionError:
             raise  # the callable's own: not wrapped a second time (as Spring)
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
-        return self._convert(result)
+        return convert_result(self._definition, self._converter, result)
 
     async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
         """Async :meth:`call`: async callables run on the loop, sync ones in a worker thread."""
         args = self._arguments(tool_input, tool_context)
-        func = self._callable()
         try:
-            result = await func(*args) if self._is_async else await asyncio.to_thread(func, *args)
+            result = await self._target(*args) if self._is_async else await asyncio.to_thread(self._target, *args)
         except ToolExecutionError:
             raise
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
-        return self._convert(result)
+        return convert_result(self._definition, self._converter, result)
 
-    def _callable(self) -> Callable[..., Any]:
-        """The function; a deferred tool has none (its result comes from outside the process)."""
-        if self._func is None:
-            problem = RuntimeError(f"tool '{self._definition.name}' is deferred: its result comes from outside the run")
-            raise ToolExecutionError(self._definition, problem)
-        return self._func
+    def _deferred(self, *args: Any) -> Any:
+        """The target of a deferred tool (no function: its result comes from outside the process).
 
-    def _arguments(self, tool_input: str, tool_context: ToolContext | None) -> list[Any]:
+        Raises:
+            ToolExecutionError: always.
+        """
+        problem = RuntimeError(f"tool '{self._definition.name}' is deferred: its result comes from outside the run")
+        raise ToolExecutionError(self._definition, problem)
+
+    def _arguments(self, tool_input: str, tool_context: ToolContext | None) -> tuple[Any, ...]:
+        """The callable's arguments: the decoded argument object (if it takes one), then the context (if it takes one).
+
+        Raises:
+            TypeError: ``tool_input`` is not a ``str``.
+            ValueError: ``tool_input`` is empty or blank (only whitespace, as ``str.strip`` reads it).
+            ToolExecutionError: invalid arguments, or a validator of the tool's own input type raised.
+        """
         if not isinstance(tool_input, str):
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
-        if not tool_input.strip():
+        if not tool_input or tool_input.isspace():  # what `not tool_input.strip()` says, without copying the text
             raise ValueError('tool_input cannot be null or empty')
-        args: list[Any] = []
-        if self._decode is not None:
-            try:
-                args.append(self._decode(tool_input))
-            except ToolArgumentsError as exc:
-                message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
-                raise ToolExecutionError(self._definition, exc, message) from exc
-            except InvalidToolArgumentsError as exc:
-                raise ToolExecutionError(self._definition, exc, exc.message) from exc
-            except ToolExecutionError:
-                raise
-            except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
-                raise ToolExecutionError(self._definition, exc) from exc
-        if self._pass_context:
-            args.append(tool_context if tool_context is not None else ToolContext({}))
-        return args
-
-    def _convert(self, result: Any) -> str:
+        decode = self._decode
         try:
-            text = self._converter.convert(result, None)
+            args = () if decode is None else (decode(tool_input),)
         except ToolExecutionError:
-            raise
-        except Exception as exc:
+            raise  # invalid arguments, already described by the decoder
+        except ToolArgumentsError as exc:
+            raise syntax_error(self._definition, exc) from exc
+        except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
             raise ToolExecutionError(self._definition, exc) from exc
-        if not isinstance(text, str):
-            problem = TypeError(f'result converter {self._converter!r} returned {type(text).__name__}, not str')
-            raise ToolExecutionError(self._definition, problem)
-        return text
+        if self._pass_context:
+            return (*args, tool_context if tool_context is not None else ToolContext({}))
+        return args
 
 
 class FunctionToolCallbackBuilder:
@@ -285,18 +281,20 @@ class FunctionToolCallbackBuilder:
         input_type = self._input_type
         if input_type is None and self._input_schema is None and inputs:
             input_type = inputs[0]
-        decode: Callable[[str], Any] | None
+        decoder: Callable[[ToolDefinition], Callable[[str], Any]] | None = None
         if self._input_schema is not None:
             schema = SchemaValidator(dict(self._input_schema)).schema
-            decode = _schema_decoder(self._name, SchemaValidator(bounded_integers(schema)))
+            decoder = functools.partial(_schema_decoder, validator=SchemaValidator(bounded_integers(schema)))
         elif input_type is not None:
-            schema, decode = _type_decoder(self._name, input_type)
+            schema, adapter = _type_schema(self._name, input_type)
+            decoder = functools.partial(_type_decoder, adapter=adapter)
         else:
-            schema, decode = dict(_EMPTY_SCHEMA), None
+            schema = dict(_EMPTY_SCHEMA)
         function = self._func
         doc = inspect.getdoc(function) if inspect.isfunction(function) or inspect.ismethod(function) else None
         text = self._description or doc or name_to_description(self._name) or self._name
         definition = ToolDefinition(self._name, text, schema)
+        decode = decoder(definition) if decoder is not None else None
         metadata = ToolMetadata(
             return_direct=self._return_direct,
             max_retries=self._max_retries,
@@ -335,7 +333,12 @@ def _signature(name: str, func: Callable[..., Any]) -> tuple[list[Any], bool]:
     return inputs, pass_context
 
 
-def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[[str], Any]]:
+def _type_schema(name: str, input_type: Any) -> tuple[dict[str, Any], pydantic.TypeAdapter[Any]]:
+    """The input schema of ``input_type`` and the adapter that validates it.
+
+    Raises:
+        TypeError: ``input_type`` has no JSON Schema.
+    """
     try:
         adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(input_type)
         body = adapter.json_schema(ref_template='#/$defs/{model}', schema_generator=_ToolJsonSchema)
@@ -344,8 +347,16 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
     schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, **clean_generated_schema(body)}
     if schema.get('type') == 'object':
         schema.setdefault('required', [])
-    schema = forbid_additional_properties(schema)
+    return forbid_additional_properties(schema), adapter
 
+
+def _type_decoder(definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any]) -> Callable[[str], Any]:
+    """Argument text -> the value of ``adapter``'s type, in one pydantic ``validate_json`` step when it validates.
+
+    The decoder raises ``ToolExecutionError`` for invalid arguments (its cause an ``InvalidToolArgumentsError``
+    listing every problem), ``ToolArgumentsError`` for text that is not JSON, and whatever a validator of
+    the type itself raises.
+    """
     checked: list[pydantic_core.SchemaValidator | None] = []  # built on first use
 
     def decode(text: str) -> Any:
@@ -356,23 +367,25 @@ def _type_decoder(name: str, input_type: Any) -> tuple[dict[str, Any], Callable[
                 return checked[0].validate_json(text)
             except pydantic.ValidationError as exc:
                 if not any(error['type'] in BOUND_ERRORS for error in exc.errors(include_url=False)):
-                    return _fill_or_raise(name, adapter, text, exc)
+                    return _fill_or_raise(definition, adapter, text, exc)
         try:
             value = adapter.validate_json(text)
         except pydantic.ValidationError as exc:
-            value = _fill_or_raise(name, adapter, text, exc)
-        _check_numbers(name, value, _dotted)
+            value = _fill_or_raise(definition, adapter, text, exc)
+        _check_numbers(definition, value, _dotted)
         return value
 
-    return schema, decode
+    return decode
 
 
-def _fill_or_raise(name: str, adapter: pydantic.TypeAdapter[Any], text: str, exc: pydantic.ValidationError) -> Any:
+def _fill_or_raise(
+    definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any], text: str, exc: pydantic.ValidationError
+) -> Any:
     """The value with ``None`` for left-out fields the schema does not require, else the precise error.
 
     Raises:
         ToolArgumentsError: ``text`` is not JSON (with the position).
-        InvalidToolArgumentsError: the value does not validate (every problem listed).
+        ToolExecutionError: the value does not validate (its cause lists every problem).
     """
     errors = exc.errors(include_url=False)
     if any(error['type'] == 'json_invalid' for error in errors):
@@ -380,43 +393,55 @@ def _fill_or_raise(name: str, adapter: pydantic.TypeAdapter[Any], text: str, exc
     filled = fill_missing_nullable(adapter, parse_arguments(text), exc)
     if filled is not None:
         return filled[0]
-    raise InvalidToolArgumentsError(name, [f'{_dotted(error["loc"])}: {error["msg"]}' for error in errors]) from None
+    raise invalid_arguments(definition, [f'{_dotted(error["loc"])}: {error["msg"]}' for error in errors])
 
 
-def _schema_decoder(name: str, validator: SchemaValidator) -> Callable[[str], Any]:
-    def invalid(exc: SchemaValidationError) -> InvalidToolArgumentsError:
-        return InvalidToolArgumentsError(name, [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors])
+def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> Callable[[str], Any]:
+    """Argument text -> the ``dict`` ``validator`` (the Rust core's) accepts.
+
+    The decoder raises ``ToolExecutionError`` for invalid arguments (its cause an ``InvalidToolArgumentsError``
+    listing every failure as ``'<JSON pointer>: <reason>'``) and ``ToolArgumentsError`` for text that is not JSON.
+    """
+
+    def problems(exc: SchemaValidationError) -> list[str]:
+        return [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
 
     def decode(text: str) -> Any:
         # Accepted with int64: only finite numbers and signed 64-bit integers, nothing for a walk to find.
         try:
             return validator.validate_json(text, int64=True)
         except SchemaValidationError as exc:  # raised only when no integer is beyond int64: as without it
-            raise invalid(exc) from None
+            failures = problems(exc)
         except ToolArgumentsError:
             raise
         except ValueError:  # a number beyond int64 or one JSON Schema cannot hold: named precisely below
             return numbers(text)
+        raise invalid_arguments(definition, failures)  # outside the handler: nothing chained but the cause
 
     def numbers(text: str) -> Any:
         try:
             value = validator.validate_json(text)
         except SchemaValidationError as exc:
-            raise invalid(exc) from None
+            failures = problems(exc)
         except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
-            _check_numbers(name, parse_arguments(text), _pointer)
-            raise InvalidToolArgumentsError(name, [f'/: {exc}']) from None
-        _check_numbers(name, value, _pointer)
-        return value
+            _check_numbers(definition, parse_arguments(text), _pointer)
+            failures = [f'/: {exc}']
+        else:
+            _check_numbers(definition, value, _pointer)
+            return value
+        raise invalid_arguments(definition, failures)
 
     return decode
 
 
-def _check_numbers(name: str, value: Any, where: Callable[[Location], str]) -> None:
-    """Raise ``InvalidToolArgumentsError`` for each non-finite or out-of-range number in ``value``."""
+def _check_numbers(definition: ToolDefinition, value: Any, where: Callable[[Location], str]) -> None:
+    """Raise ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``) for each bad number in ``value``.
+
+    Bad: non-finite, or an integer beyond the signed 64-bit range (:mod:`toolweave.tools._numbers`).
+    """
     problems = number_problems(value)
     if problems:
-        raise InvalidToolArgumentsError(name, [f'{where(location)}: {reason}' for location, reason in problems])
+        raise invalid_arguments(definition, [f'{where(location)}: {reason}' for location, reason in problems])
 
 
 def _dotted(location: Location) -> str:

@@ -209,7 +209,7 @@ class MethodToolCallback:
             result = _run_coroutine(self._invoke_async(args, kwargs))
         else:
             result = self._invoke(args, kwargs)
-        return self._convert(result)
+        return convert_result(self._definition, self._converter, result)
 
     async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
         """Async :meth:`call`: async functions run on the running loop, sync ones in a worker thread."""
@@ -218,7 +218,7 @@ class MethodToolCallback:
             result = await self._invoke_async(args, kwargs)
         else:
             result = await asyncio.to_thread(self._invoke, args, kwargs)
-        return self._convert(result)
+        return convert_result(self._definition, self._converter, result)
 
     def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
@@ -236,22 +236,10 @@ class MethodToolCallback:
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
 
-    def _convert(self, result: Any) -> str:
-        try:
-            text = self._converter.convert(result, None)
-        except ToolExecutionError:
-            raise
-        except Exception as exc:
-            raise ToolExecutionError(self._definition, exc) from exc
-        if not isinstance(text, str):
-            problem = TypeError(f'result converter {self._converter!r} returned {type(text).__name__}, not str')
-            raise ToolExecutionError(self._definition, problem)
-        return text
-
     def _bind(self, tool_input: str, tool_context: ToolContext | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if not isinstance(tool_input, str):
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
-        if not tool_input.strip():
+        if not tool_input or tool_input.isspace():  # what `not tool_input.strip()` says, without copying the text
             raise ValueError('tool_input cannot be null or empty')
         try:
             values = self._values(tool_input)
@@ -279,8 +267,7 @@ class MethodToolCallback:
         try:
             raw = parse_arguments(tool_input)
         except ToolArgumentsError as exc:
-            message = f"Invalid arguments for tool '{self._definition.name}': {exc}"
-            raise ToolExecutionError(self._definition, exc, message) from exc
+            raise syntax_error(self._definition, exc) from exc
         return self._validate(raw)
 
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
@@ -396,9 +383,47 @@ class MethodToolCallback:
         return values
 
     def _invalid(self, problems: list[str]) -> ToolExecutionError:
-        """The error for ``problems`` (its ``cause`` and ``__cause__``: the ``InvalidToolArgumentsError``)."""
-        cause = InvalidToolArgumentsError(self._definition.name, problems)
-        return ToolExecutionError(self._definition, cause, cause.message)
+        """The error for ``problems`` (see :func:`invalid_arguments`)."""
+        return invalid_arguments(self._definition, problems)
+
+
+def invalid_arguments(definition: ToolDefinition, problems: list[str]) -> ToolExecutionError:
+    """The error of a call whose arguments fail the tool's types or schema, to raise as it is.
+
+    Its message is the ``InvalidToolArgumentsError``'s (``Invalid arguments for tool '<name>': <problem>; ...``),
+    which is its ``cause`` and ``__cause__``; that cause is never raised itself (no traceback or context of its own).
+    Raise it without ``from`` (``from None`` would drop the cause).
+    """
+    cause = InvalidToolArgumentsError(definition.name, problems)
+    return ToolExecutionError(definition, cause, cause.message)
+
+
+def syntax_error(definition: ToolDefinition, exc: ToolArgumentsError) -> ToolExecutionError:
+    """The error of a call whose argument text is not a JSON object (cause: the core's ``ToolArgumentsError``).
+
+    Message: ``Invalid arguments for tool '<name>': <the core's message, with the position>``.
+    """
+    return ToolExecutionError(definition, exc, f"Invalid arguments for tool '{definition.name}': {exc}")
+
+
+def convert_result(definition: ToolDefinition, converter: ToolCallResultConverter, result: Any) -> str:
+    """``result`` as text through ``converter``; a ``str`` through the default converter is returned as it is.
+
+    Raises:
+        ToolExecutionError: the converter raised (its cause), or returned something else than a ``str``.
+    """
+    if type(converter) is DefaultToolCallResultConverter and isinstance(result, str):
+        return result  # what the default converter returns for a str, without the calls
+    try:
+        text = converter.convert(result, None)
+    except ToolExecutionError:
+        raise
+    except Exception as exc:
+        raise ToolExecutionError(definition, exc) from exc
+    if not isinstance(text, str):
+        problem = TypeError(f'result converter {converter!r} returned {type(text).__name__}, not str')
+        raise ToolExecutionError(definition, problem)
+    return text
 
 
 def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
