@@ -442,17 +442,21 @@ class _StreamReader:
 
 
 def text_chunk(text: Any, reasoning: Any, *, id: Any = None, model: Any = None) -> ChatResponse | None:
-    """A delta chunk with ``text`` as content and ``reasoning`` in the message metadata (``None`` if both empty)."""
-    message_metadata: dict[str, Any] = {}
-    if isinstance(reasoning, str) and reasoning:
-        message_metadata['reasoning'] = reasoning
-    has_text = isinstance(text, str) and bool(text)
-    if not has_text and 'reasoning' not in message_metadata:
+    """A delta chunk with ``text`` as content and ``reasoning`` in the message metadata (``None`` if both empty).
+
+    Built with every field passed in order (no keyword or default-factory work): one runs per streamed token.
+    """
+    has_text = isinstance(text, str) and text != ''
+    has_reasoning = isinstance(reasoning, str) and reasoning != ''
+    if not (has_text or has_reasoning):
         return None
+    message = AssistantMessage(text if has_text else None, (), {'reasoning': reasoning} if has_reasoning else {})
     return ChatResponse(
-        (Generation(AssistantMessage(text if has_text else None, (), message_metadata)),),
-        id=id if isinstance(id, str) else None,
-        model=model if isinstance(model, str) else None,
+        (Generation(message, None, {}),),
+        id if isinstance(id, str) else None,
+        model if isinstance(model, str) else None,
+        None,
+        {},
     )
 
 
