@@ -1,16 +1,20 @@
 """Twin of ``rust/schema/validate.rs``: ``SchemaValidator`` over the ``jsonschema`` package (a test dependency).
 
-Its messages differ from the Rust crate's, its pointers and keywords do not.
+Its keywords are made to answer as the Rust crate's (:mod:`.keywords`): same accept/reject, pointers, keywords
+and order of errors; the messages differ. Known remaining differences: a ``$ref`` cycle that also carries
+constraints reports them once where the crate repeats them while unrolling the cycle (same accept/reject).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from toolweave._reference.json import parse_arguments
+from toolweave._reference.schema.keywords import ACTIVE_REFS, RefState, validator_class
 from toolweave._reference.schema.value import BEYOND_INT64, _beyond_int64, _json_value
 from toolweave.exceptions import SchemaValidationError
 
@@ -48,9 +52,9 @@ class SchemaValidator:
         value = _json_value(schema)
         if not isinstance(value, (dict, bool)):
             raise TypeError(f'schema must be a mapping or a bool, not {type(schema).__name__}')
-        cls = jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator)
+        cls = validator_class(jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator))
         try:
-            cls.check_schema(value)
+            cls.check_schema(value, format_checker=cls.SCHEMA_FORMAT_CHECKER)
         except jsonschema.SchemaError as exc:
             raise ValueError(f'invalid JSON Schema: {exc.message}') from None
         self._schema = value
@@ -63,12 +67,26 @@ class SchemaValidator:
 
     def is_valid(self, instance: Any) -> bool:
         """Whether ``instance`` is valid."""
-        return bool(self._validator.is_valid(_json_value(instance)))
+        return self._is_valid(_json_value(instance))
+
+    def _is_valid(self, value: Any) -> bool:
+        return not self._failures(value, first=True)
+
+    def _failures(self, value: Any, *, first: bool = False) -> list[Any]:
+        """The package's errors for ``value`` (a checked copy), with a fresh ``$ref`` cycle guard."""
+        token = ACTIVE_REFS.set(RefState())
+        try:
+            return list(itertools.islice(self._validator.iter_errors(value), 1 if first else None))
+        finally:
+            ACTIVE_REFS.reset(token)
 
     def errors(self, instance: Any) -> list[dict[str, str]]:
         """Every failure as ``{'pointer', 'keyword', 'message'}``."""
+        return self._errors(_json_value(instance))
+
+    def _errors(self, value: Any) -> list[dict[str, str]]:
         out = []
-        for error in self._validator.iter_errors(_json_value(instance)):
+        for error in self._failures(value):
             pointer = ''.join('/' + str(p).replace('~', '~0').replace('/', '~1') for p in error.absolute_path)
             if error.validator == 'items' and error.validator_value is False and isinstance(error.instance, list):
                 out += _extra_items(pointer, error.instance, len(error.schema.get('prefixItems', ())))
@@ -96,9 +114,9 @@ class SchemaValidator:
         return value
 
     def _raise(self, value: Any) -> None:
-        if self._validator.is_valid(value):
+        if self._is_valid(value):
             return
-        errors = self.errors(value)
+        errors = self._errors(value)
         message = '; '.join(f'{e["pointer"] or "/"}: {e["message"]}' for e in errors)
         raise SchemaValidationError(message, errors)
 

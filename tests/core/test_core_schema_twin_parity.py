@@ -1,0 +1,289 @@
+"""The pure-Python SchemaValidator twin answers as the Rust core (the ``jsonschema`` crate 0.61).
+
+Each case runs through ``toolweave._core.SchemaValidator`` and ``toolweave._reference.schema.SchemaValidator``:
+accept/reject, error pointers, keywords and their order, and ``validate_json`` must agree. Messages differ
+(the crate's wording vs the ``jsonschema`` package's) and are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings
+from toolweave._core import SchemaValidator as RustValidator
+from toolweave._reference.schema import SchemaValidator as TwinValidator
+from toolweave.exceptions import SchemaValidationError
+
+
+def _answer(cls: Any, schema: Any, instance: Any) -> Any:
+    """What one implementation says: build outcome, is_valid, (pointer, keyword) list, validate_json outcome.
+
+    ``validate_json`` takes JSON objects only (arguments): other instances are checked by the rest.
+    """
+    try:
+        validator = cls(schema)
+    except ValueError:
+        return 'invalid schema'
+    issues = [(e['pointer'], e['keyword']) for e in validator.errors(instance)]
+    checked: Any = None
+    if isinstance(instance, dict):
+        try:
+            checked = validator.validate_json(json.dumps(instance))
+        except SchemaValidationError as exc:
+            checked = [(e['pointer'], e['keyword']) for e in exc.errors]
+    return validator.is_valid(instance), issues, checked
+
+
+def assert_same(schema: Any, instance: Any) -> Any:
+    rust = _answer(RustValidator, schema, instance)
+    assert _answer(TwinValidator, schema, instance) == rust
+    return rust
+
+
+TREE = {
+    'type': 'object',
+    'properties': {'v': {'type': 'integer'}, 'kids': {'type': 'array', 'items': {'$ref': '#'}}},
+    'required': ['v'],
+}
+CYCLE = {'$defs': {'a': {'$ref': '#/$defs/b'}, 'b': {'$ref': '#/$defs/a'}}, '$ref': '#/$defs/a'}
+
+
+@pytest.mark.parametrize(
+    ('schema', 'instance', 'valid'),
+    [
+        (TREE, {'v': 1, 'kids': [{'v': 2, 'kids': [{'v': 'x'}, {}]}]}, False),
+        (TREE, {'v': 1, 'kids': [{'v': 2, 'kids': [{'v': 3}]}]}, True),
+        ({'$ref': '#'}, 1, True),
+        ({'$ref': '#', 'type': 'string'}, 1, False),
+        (CYCLE, {'nested': [1, 2]}, True),
+        ({'not': {'$ref': '#'}}, 1, False),
+        ({'anyOf': [{'$ref': '#'}, {'type': 'string'}]}, 1, True),
+        ({'$defs': {'a': {'anyOf': [{'$ref': '#/$defs/a'}, {'type': 'integer'}]}}, '$ref': '#/$defs/a'}, 's', True),
+        ({'$defs': {'a': {'$ref': '#/$defs/a'}}, 'properties': {'x': {'$ref': '#/$defs/a'}}}, {'x': 1}, True),
+        (
+            {
+                '$schema': 'http://json-schema.org/draft-07/schema#',
+                'definitions': {'a': {'$ref': '#/definitions/a'}},
+                'properties': {'x': {'$ref': '#/definitions/a'}},
+            },
+            {'x': 1},
+            True,
+        ),
+    ],
+)
+def test_ref_recursion_and_cycles(schema: Any, instance: Any, valid: bool) -> None:
+    """A recursive schema validates; a ``$ref`` cycle that reaches no keyword is ``true`` (was a RecursionError)."""
+    assert assert_same(schema, instance)[0] is valid
+
+
+@pytest.mark.parametrize(
+    ('schema', 'count'),
+    [
+        ({'allOf': [{'$ref': '#'}], 'type': 'boolean'}, 3),
+        (
+            {
+                '$defs': {'a': {'$ref': '#/$defs/b', 'minimum': 3}, 'b': {'$ref': '#/$defs/a', 'maximum': 1}},
+                '$ref': '#/$defs/a',
+            },
+            4,
+        ),
+        ({'$defs': {'d': {'allOf': [{'$ref': '#/$defs/d'}], 'type': 'boolean'}}, '$ref': '#/$defs/d'}, 2),
+    ],
+)
+def test_a_cycle_with_constraints_repeats_its_errors_as_the_crate_unrolls_it(schema: Any, count: int) -> None:
+    """The crate guards only back-references: the first pass through a cycle is not cut, so errors repeat."""
+    assert len(assert_same(schema, 2)[1]) == count
+
+
+@pytest.mark.parametrize(
+    ('pattern', 'text', 'matches'),
+    [
+        (r'^\p{L}+$', 'héllo', True),
+        (r'^\p{L}+$', 'h1', False),
+        (r'^\P{L}+$', '12', True),
+        (r'^\pL\pN$', 'a٣', True),
+        (r'(?i)^abc$', 'ABC', True),
+        (r'^\x{263A}$', '☺', True),
+        (r'^\d+$', '٣', False),  # ECMA `\d` is ASCII in the crate
+        (r'^\w+$', 'é', False),
+        (r'^\s$', '\u2028', True),
+        (r'^\s$', '\x1c', False),
+        (r'^.$', '\u2028', False),
+        (r'^a$', 'a\n', False),  # `$` is the end of the text, not before a final newline
+        (r'(?m)^a$', 'b\na', True),
+        (r'^[\d\s]+$', '1 2', True),
+        (r'^[^\d]$', '5', False),
+        (r'^[a&&b]$', '&', True),
+        (r'^[\w--z]$', '-', True),
+        (r'^\cJ$', '\n', True),
+        (r'(?=a)\w', 'a', True),
+        (r'^(?<year>\d{4})-\d{2}$', '2024-05', True),
+        (r'^[a-z]{2,3}$', 'abcd', False),
+    ],
+)
+def test_patterns_match_as_the_crate(pattern: str, text: str, matches: bool) -> None:
+    schema = {'type': 'string', 'pattern': pattern}
+    assert assert_same(schema, text)[0] is matches
+    assert assert_same({'patternProperties': {pattern: {'type': 'null'}}}, {text: 1})[0] is not matches
+
+
+@pytest.mark.parametrize('pattern', [r'\a', '(', '[a', r'a{2,1}'])
+def test_patterns_the_crate_refuses_are_refused(pattern: str) -> None:
+    assert assert_same({'pattern': pattern}, 'a') == 'invalid schema'
+
+
+@pytest.mark.parametrize(
+    ('multiple', 'value', 'valid'),
+    [
+        (1e-300, 1e300, True),
+        (0.1, 0.3, True),
+        (0.01, 1.13, True),
+        (0.01, 1.131, False),
+        (1e-5, 3e-5, True),
+        (0.3, 0.1, False),
+        (1.5, 4.5, True),
+        (1.5, 4, False),
+        (2, 4.0, True),
+        (2, 5, False),
+        (2, 2**63 - 1, False),
+        (3, 2**64 - 1, True),
+        (1e20, 3e20, True),
+        (0.5, 0, True),
+        (1e-308, 1.0, True),
+        (0.07, 1070468.14, True),
+        (1e-10, 1e-3, True),
+        (123.456, 1e300, False),
+    ],
+)
+def test_multiple_of_as_the_crate(multiple: float, value: float, valid: bool) -> None:
+    assert assert_same({'multipleOf': multiple}, value)[0] is valid
+
+
+@pytest.mark.parametrize(
+    ('schema', 'instance', 'keywords'),
+    [
+        ({'propertyNames': {'maxLength': 2}}, {'abc': 1}, ['propertyNames']),
+        ({'propertyNames': {'maxLength': 2, 'pattern': '^x'}}, {'abc': 1, 'yy': 2}, ['propertyNames'] * 3),
+        ({'propertyNames': False}, {'abc': 1, 'yy': 2}, ['falseSchema']),
+        ({'propertyNames': False}, {}, []),
+        ({'contains': {'type': 'integer'}, 'maxContains': 1}, [1, 2], ['contains']),
+        ({'contains': {'type': 'integer'}, 'minContains': 2}, [1, 'a'], ['contains']),
+        ({'contains': {'type': 'integer'}}, ['a'], ['contains']),
+        ({'dependentRequired': {'a': ['b', 'c']}}, {'a': 1}, ['required', 'required']),
+        ({'$schema': 'http://json-schema.org/draft-07/schema#', 'dependencies': {'a': ['b']}}, {'a': 1}, ['required']),
+        (
+            {'$schema': 'http://json-schema.org/draft-07/schema#', 'dependencies': {'a': {'required': ['q']}}},
+            {'a': 1},
+            ['required'],
+        ),
+    ],
+)
+def test_keywords_named_as_the_crate(schema: Any, instance: Any, keywords: list[str]) -> None:
+    assert [k for _, k in assert_same(schema, instance)[1]] == keywords
+
+
+@pytest.mark.parametrize(
+    ('schema', 'instance'),
+    [
+        ({'required': ['a'], 'minProperties': 2}, {'b': 1}),
+        ({'patternProperties': {'^x': {'type': 'integer'}}, 'additionalProperties': False}, {'xa': 's', 'b': 1}),
+        ({'additionalProperties': False, 'patternProperties': {'^x': {'type': 'integer'}}}, {'b': 1, 'xa': 's'}),
+        (
+            {
+                'additionalProperties': {'type': 'string'},
+                'properties': {'a': {'type': 'string'}},
+                'patternProperties': {'a': {'minLength': 2}, '^b': {'type': 'integer'}},
+            },
+            {'b': 's', 'a': 1, 'c': 2},
+        ),
+        ({'properties': {'a': {'type': 'integer'}}, 'required': ['a'], 'additionalProperties': False}, {'b': 1}),
+        ({'properties': {'a': {}, 'c': {}}, 'required': ['a', 'c'], 'additionalProperties': False}, {'b': 1}),
+        ({'properties': {'a': {'type': 'integer'}, 'c': {}}, 'required': ['c', 'z']}, {'b': 1, 'a': 'x'}),
+        ({'items': {'type': 'integer'}, 'minItems': 3, 'type': 'array'}, ['a']),
+        ({'anyOf': [{'type': 'string'}], 'type': 'integer', 'enum': [2], 'minimum': 5}, 1.5),
+        ({'if': {'type': 'integer'}, 'then': {'minimum': 3}, 'else': {'type': 'string'}}, 1),
+        ({'$ref': '#/$defs/s', '$defs': {'s': {'maxLength': 1}}, 'type': 'string', 'pattern': '^a'}, 'bcd'),
+    ],
+)
+def test_error_order_as_the_crate(schema: Any, instance: Any) -> None:
+    assert assert_same(schema, instance)[1]
+
+
+def test_a_lone_surrogate_in_an_enum_is_refused_by_the_core_and_accepted_by_the_twin() -> None:
+    """Known difference: the core cannot encode the schema (UnicodeEncodeError); the twin builds it."""
+    with pytest.raises(UnicodeEncodeError):
+        RustValidator({'enum': ['\ud800']})
+    assert TwinValidator({'enum': ['\ud800']}).is_valid('\ud800') is True
+
+
+# --- hypothesis: generated schemas mixing the keywords above -----------------------------------------------
+
+NAMES = st.sampled_from(['a', 'b', 'xa', 'xb', 'é', 'ab1'])
+PATTERNS = st.sampled_from(['^x', 'a', r'^\p{L}+$', r'\d', r'^\w{2}$', '(?i)^A', r'[^\s]$', 'b$'])
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-20, 20),
+    st.sampled_from([0.5, 1.5, 0.1, 0.3, 1e-3, 2.0, -4.5, 1e300, 1e-300]),
+    st.text(alphabet='abxé1 ', max_size=4),
+)
+INSTANCES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(NAMES, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _leaf() -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            'type': st.sampled_from(['integer', 'number', 'string', 'object', 'array', 'boolean', 'null']),
+            'minimum': st.integers(-5, 5),
+            'multipleOf': st.sampled_from([2, 3, 0.5, 0.1, 1e-3, 1.5, 1e-300]),
+            'maxLength': st.integers(0, 3),
+            'pattern': PATTERNS,
+            'enum': st.lists(SCALARS, min_size=1, max_size=3),
+        },
+    )
+
+
+def _node(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            'type': st.sampled_from(['object', 'array', 'string', 'integer']),
+            'properties': st.dictionaries(NAMES, inner, max_size=3),
+            'patternProperties': st.dictionaries(PATTERNS, inner, max_size=2),
+            'additionalProperties': st.booleans() | inner,
+            'required': st.lists(NAMES, max_size=3, unique=True),
+            'minProperties': st.integers(0, 3),
+            'propertyNames': st.booleans() | inner,
+            'dependentRequired': st.dictionaries(NAMES, st.lists(NAMES, max_size=2, unique=True), max_size=2),
+            'items': inner,
+            'contains': inner,
+            'minContains': st.integers(0, 2),
+            'maxContains': st.integers(0, 2),
+            'minItems': st.integers(0, 3),
+            'anyOf': st.lists(inner, min_size=1, max_size=2),
+            'not': inner,
+            '$ref': st.sampled_from(['#', '#/$defs/d']),
+        },
+    )
+
+
+SCHEMAS = st.recursive(_leaf() | st.booleans(), _node, max_leaves=6).map(
+    lambda s: (
+        {**s, '$defs': {'d': {'anyOf': [{'$ref': '#/$defs/d'}, {'type': 'object'}]}}} if isinstance(s, dict) else s
+    )
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SCHEMAS, INSTANCES)
+def test_differential_generated_schemas(schema: Any, instance: Any) -> None:
+    """Accept/reject, pointers, keywords, order and validate_json agree on schemas mixing these keywords."""
+    assert_same(schema, instance)
