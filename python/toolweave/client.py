@@ -880,9 +880,9 @@ class _EventQueue:
 
     async def get(self) -> RunEvent | None:
         """The next event (waits for one), ``None`` once the run ended."""
-        import asyncio
-
         while not self._items:
+            import asyncio  # only when waiting: called once per event
+
             self._getter = asyncio.get_running_loop().create_future()
             await self._getter
         return self._items.popleft()
@@ -900,9 +900,9 @@ class _EventQueue:
 
     async def drained(self) -> None:
         """Return once the consumer has handled every live event so far and fewer than ``_EVENTS_AHEAD`` wait."""
-        import asyncio
-
         while self._behind():
+            import asyncio  # only when waiting: awaited once per chunk
+
             self._drained = asyncio.get_running_loop().create_future()
             await self._drained
 
