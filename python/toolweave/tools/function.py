@@ -369,7 +369,7 @@ def _type_decoder(definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any]
                 if not any(error['type'] in BOUND_ERRORS for error in exc.errors(include_url=False)):
                     return _fill_or_raise(definition, adapter, text, exc)
         try:
-            value = adapter.validate_json(text)
+            value = adapter.validator.validate_json(text)  # not TypeAdapter's wrapper: as much again
         except pydantic.ValidationError as exc:
             value = _fill_or_raise(definition, adapter, text, exc)
         _check_numbers(definition, value, _dotted)

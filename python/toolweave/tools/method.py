@@ -285,30 +285,32 @@ class MethodToolCallback:
         checked = self._schema.checked_arguments
         if checked is not None:
             try:
-                return self._with_defaults(checked.validate_json(tool_input))
+                values = checked.validate_json(tool_input)
+                return self._with_defaults(values) if self._fills else values
             except pydantic.ValidationError as exc:
                 problems = self._problems_of(exc.errors(include_url=False, include_context=False, include_input=False))
             if problems is None or not _read_as_strict_json(tool_input):
                 return None
-            raise self._invalid(problems)  # outside the handler: pydantic's error is not chained (its text is here)
+            # outside the handler: pydantic's error is not chained (its text is here)
+            raise invalid_arguments(self._definition, problems)
         adapter = self._schema.arguments
         if adapter is None:
             return None
         errors: list[pydantic_core.ErrorDetails] | None = None
         try:
-            values: dict[str, Any] = adapter.validate_json(tool_input)
+            values = adapter.validator.validate_json(tool_input)  # not TypeAdapter's wrapper: as much again
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
         if errors is not None:
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
-            raise self._invalid(problems)
+            raise invalid_arguments(self._definition, problems)
         if not self._numbers_fine(adapter, values):
             problems = _number_problems(values)
             if problems:
-                raise self._invalid(problems)
-        return self._with_defaults(values)
+                raise invalid_arguments(self._definition, problems)
+        return self._with_defaults(values) if self._fills else values
 
     def _numbers_fine(self, adapter: pydantic.TypeAdapter[Any], values: dict[str, Any]) -> bool:
         """Whether ``values`` (validated by ``adapter``) pass the schema's generated check (:func:`numbers_checker`).
@@ -379,12 +381,8 @@ class MethodToolCallback:
                 problems.append(f'{param.name}: missing required argument')
         problems.extend(_number_problems({name: value for name, value in values.items() if name in raw}))
         if problems:
-            raise self._invalid(problems)
+            raise invalid_arguments(self._definition, problems)
         return values
-
-    def _invalid(self, problems: list[str]) -> ToolExecutionError:
-        """The error for ``problems`` (see :func:`invalid_arguments`)."""
-        return invalid_arguments(self._definition, problems)
 
 
 def invalid_arguments(definition: ToolDefinition, problems: list[str]) -> ToolExecutionError:
