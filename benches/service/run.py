@@ -362,7 +362,8 @@ def main() -> None:
         floor = statistics.median(asyncio.run(floor_latency(args.mock)))
         results = {}
         for name, app, workers, clients in runs:
-            if args.only and app not in args.only and not ('scaling' in args.only and ' clients' in name):
+            scaling = ' clients' in name  # the 1- vs 2-worker runs: only with 'scaling' when --only is given
+            if args.only and not ('scaling' in args.only if scaling else app in args.only):
                 continue
             results[name] = measure(app, workers, clients, mock_process.pid, args)
     finally:
