@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import pickle
 from typing import Any
 
 import pydantic
+import pydantic_core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +29,7 @@ from toolweave.exceptions import (
 from toolweave.tools import FunctionToolCallback, MethodToolCallback
 from toolweave.tools.converter import ContentResult, DefaultToolCallResultConverter
 from toolweave.tools.definition import ToolDefinition
-from toolweave.tools.method import convert_result
+from toolweave.tools.method import convert_result, validate_json
 from typing_extensions import TypedDict
 
 SCHEMA = {
@@ -350,3 +352,58 @@ def test_tool_execution_error_fields_and_message() -> None:
     assert given_message.args == ('told',) and repr(given_message) == "ToolExecutionError('told')"
     given_message.add_note('n')
     assert given_message.__notes__ == ['n']
+
+
+# --- the one-step validation without TypeAdapter's wrapper ---------------------------------------
+
+
+class Deferred(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(defer_build=True)
+
+    x: int
+    ratio: float = 0.5
+
+
+def test_validate_json_of_a_deferred_adapter_goes_through_the_adapter() -> None:
+    """A ``defer_build`` model's adapter holds a mock validator: that one is not called directly."""
+    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Deferred)
+    assert type(adapter.validator) is not pydantic_core.SchemaValidator
+    assert validate_json(adapter, '{"x": 2}') == Deferred(x=2)
+    tool = FunctionToolCallback.builder('deferred_model', lambda d: d.x + d.ratio).input_type(Deferred).build()
+    assert tool.call('{"x": 2}') == '2.5'
+    with pytest.raises(ToolExecutionError, match=r"^Invalid arguments for tool 'deferred_model': x: Input should"):
+        tool.call('{"x": "two"}')
+
+    def use(d: Deferred, n: float) -> float:
+        return d.x * n
+
+    assert MethodToolCallback(use).call('{"d": {"x": 3}, "n": 2}') == '6.0'
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(['x', 'ratio', 'y']), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def outcome(validate: Any, text: str) -> tuple[str, Any]:
+    try:
+        return 'ok', validate(text)
+    except pydantic.ValidationError as exc:
+        return 'error', exc.errors(include_url=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSONISH)
+def test_validate_json_equals_type_adapter_validate_json(value: Any) -> None:
+    """Differential: the direct call gives ``TypeAdapter.validate_json``'s value or errors."""
+    import json
+
+    text = json.dumps(value, allow_nan=True)
+    for adapter in (pydantic.TypeAdapter(Point), pydantic.TypeAdapter(PointDict), pydantic.TypeAdapter(list[float])):
+        assert type(adapter.validator) is pydantic_core.SchemaValidator
+        direct = outcome(functools.partial(validate_json, adapter), text)
+        assert repr(direct) == repr(outcome(adapter.validate_json, text))

@@ -49,6 +49,7 @@ from toolweave.tools.method import (
     fill_missing_nullable,
     invalid_arguments,
     syntax_error,
+    validate_json,
 )
 from toolweave.tools.schema import (
     SCHEMA_DIALECT,
@@ -369,7 +370,7 @@ def _type_decoder(definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any]
                 if not any(error['type'] in BOUND_ERRORS for error in exc.errors(include_url=False)):
                     return _fill_or_raise(definition, adapter, text, exc)
         try:
-            value = adapter.validator.validate_json(text)  # not TypeAdapter's wrapper: as much again
+            value = validate_json(adapter, text)
         except pydantic.ValidationError as exc:
             value = _fill_or_raise(definition, adapter, text, exc)
         _check_numbers(definition, value, _dotted)
