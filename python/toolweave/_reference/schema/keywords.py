@@ -91,6 +91,7 @@ class RefState:
 # The state of the SchemaValidator call running now.
 ACTIVE_REFS: contextvars.ContextVar[RefState | None] = contextvars.ContextVar('toolweave_active_refs')
 _I128_MAX = 2**127 - 1
+_ARRAY_SHAPE = ('type', 'minItems', 'maxItems', 'items')
 _HASHMAP_THRESHOLD = 15  # the crate's: from this many properties, a hash map
 
 
@@ -113,7 +114,7 @@ def validator_class(base: Any) -> Any:
         type_checker=base.TYPE_CHECKER,
         format_checker=base.FORMAT_CHECKER,
         id_of=base.ID_OF,
-        applicable_validators=lambda schema: sorted(applicable(schema), key=lambda kv: PRIORITY.get(kv[0], 80)),
+        applicable_validators=lambda schema: sorted(applicable(schema), key=_ranking(schema)),
     )
     cls.SCHEMA_FORMAT_CHECKER = checker
     cls.descend = functools.partialmethod(_descend, cls.descend)
@@ -126,6 +127,32 @@ def _descend(validator: Any, original: Any, instance: Any, schema: Any, path: An
         if schema is False and path is not None:
             error.path.appendleft(path)
         yield error
+
+
+def _ranking(schema: Any) -> Any:
+    """The sort key of a node's keywords: the crate's priority.
+
+    With the crate's array-shape fusion (``array_shape_fusion`` in ``items.rs``), ``type``, ``minItems`` and
+    ``maxItems`` report where ``items`` does.
+    """
+    fused = isinstance(schema, dict) and _array_shape_fusion(schema)
+
+    def rank(item: tuple[str, Any]) -> tuple[int, int]:
+        if fused and item[0] in _ARRAY_SHAPE:
+            return PRIORITY['items'], _ARRAY_SHAPE.index(item[0])
+        return PRIORITY.get(item[0], 80), 0
+
+    return rank
+
+
+def _array_shape_fusion(schema: Mapping[str, Any]) -> bool:
+    return (
+        (isinstance(schema.get('items'), dict) or schema.get('items') is False)
+        and schema.get('type') == 'array'
+        and not any(
+            k in schema for k in ('prefixItems', 'additionalItems', 'contains', 'unevaluatedItems', 'uniqueItems')
+        )
+    )
 
 
 def _error(message: str, **kwargs: Any) -> Any:
