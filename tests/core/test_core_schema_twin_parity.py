@@ -80,6 +80,20 @@ def test_ref_recursion_and_cycles(schema: Any, instance: Any, valid: bool) -> No
     assert assert_same(schema, instance)[0] is valid
 
 
+def test_a_recursive_schema_validates_as_deep_as_the_core_allows() -> None:
+    """A 254-level instance through a recursive schema (the core takes 256 levels): the twin hit Python's
+    recursion limit (RecursionError) past about 120."""
+    tree: Any = {'v': 1}
+    for _ in range(126):
+        tree = {'v': 1, 'kids': [tree]}
+    nested: Any = []
+    for _ in range(255):
+        nested = [nested]
+    assert RustValidator(TREE).is_valid(tree) is TwinValidator(TREE).is_valid(tree) is True
+    schema = {'items': {'$ref': '#'}, 'type': 'array'}
+    assert RustValidator(schema).is_valid(nested) is TwinValidator(schema).is_valid(nested) is True
+
+
 @pytest.mark.parametrize(
     ('schema', 'count'),
     [
@@ -248,6 +262,9 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
             'maxLength': st.integers(0, 3),
             'pattern': PATTERNS,
             'enum': st.lists(SCALARS, min_size=1, max_size=3),
+            'const': SCALARS,
+            'exclusiveMaximum': st.sampled_from([0, 2.5, 10]),
+            'minLength': st.integers(0, 2),
         },
     )
 
@@ -270,7 +287,17 @@ def _node(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
             'maxContains': st.integers(0, 2),
             'minItems': st.integers(0, 3),
             'anyOf': st.lists(inner, min_size=1, max_size=2),
+            'allOf': st.lists(inner, min_size=1, max_size=2),
+            'oneOf': st.lists(inner, min_size=1, max_size=2),
             'not': inner,
+            'if': inner,
+            'then': inner,
+            'else': inner,
+            'prefixItems': st.lists(inner, min_size=1, max_size=2),
+            'uniqueItems': st.booleans(),
+            'maxItems': st.integers(0, 3),
+            'maxProperties': st.integers(0, 3),
+            'dependentSchemas': st.dictionaries(NAMES, inner, max_size=2),
             '$ref': st.sampled_from(['#', '#/$defs/d']),
         },
     )

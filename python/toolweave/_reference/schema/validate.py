@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,13 @@ from toolweave._reference.schema.value import BEYOND_INT64, _beyond_int64, _json
 from toolweave.exceptions import SchemaValidationError
 
 __all__ = ['SchemaValidator']
+
+# The package's validators take about 7 Python frames per nesting level of the instance; values nest at most
+# 256 deep (the core's limit), so a 256-deep valid instance needs ~2,000 frames where CPython allows 1,000.
+# Raised once, at import (not mid-call, where test runners watching the limit would object), never lowered.
+_RECURSION_FLOOR = 10_000
+if sys.getrecursionlimit() < _RECURSION_FLOOR:
+    sys.setrecursionlimit(_RECURSION_FLOOR)
 
 
 def _extra_items(pointer: str, items: list[Any], allowed: int) -> list[dict[str, str]]:
