@@ -114,6 +114,41 @@ def test_a_cycle_with_constraints_repeats_its_errors_as_the_crate_unrolls_it(sch
 
 
 @pytest.mark.parametrize(
+    ('schema', 'built'),
+    [
+        ({'properties': {'a': {'$ref': '#/$defs/nope'}}}, False),
+        ({'not': {'$ref': '#/nope'}}, False),
+        ({'$ref': '#/$defs/a', '$defs': {'a': {'$ref': '#/$defs/zz'}}}, False),
+        ({'$id': 'http://a.example/root', 'properties': {'a': {'$ref': 'other'}}}, False),
+        ({'$ref': 'http://example.com/remote'}, False),
+        ({'$defs': {'unused': {'$ref': '#/nope'}}}, True),  # the crate compiles only what is reachable
+        ({'x-unknown': {'$ref': '#/nope'}}, True),
+        ({'$ref': 'https://json-schema.org/draft/2020-12/schema'}, True),  # bundled meta-schema
+        (
+            {
+                '$id': 'http://a.example/root',
+                '$defs': {'o': {'$id': 'other', 'type': 'string'}},
+                'properties': {'a': {'$ref': 'other'}},
+            },
+            True,
+        ),
+    ],
+)
+def test_references_resolve_at_build_and_are_never_fetched(
+    schema: Any, built: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unresolvable ``$ref`` is refused when building (the twin raised ``Unresolvable`` while validating,
+    or passed when the member was absent); a remote one is never fetched (the package would open the URL)."""
+    import urllib.request
+
+    def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError('the twin tried to fetch a $ref')
+
+    monkeypatch.setattr(urllib.request, 'urlopen', no_network)
+    assert (assert_same(schema, {'a': 'x'}) != 'invalid schema') is built
+
+
+@pytest.mark.parametrize(
     ('pattern', 'text', 'matches'),
     [
         (r'^\p{L}+$', 'héllo', True),

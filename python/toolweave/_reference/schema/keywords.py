@@ -28,7 +28,7 @@ from typing import Any
 
 from toolweave._reference.schema.ecma_regex import is_valid_pattern, search
 
-__all__ = ['ACTIVE_REFS', 'RefState', 'validator_class']
+__all__ = ['ACTIVE_REFS', 'RefState', 'check_refs', 'validator_class']
 
 # The crate's `keyword_priority` (src/keywords/mod.rs); other keywords rank 80.
 PRIORITY = {
@@ -127,6 +127,64 @@ def _descend(validator: Any, original: Any, instance: Any, schema: Any, path: An
         if schema is False and path is not None:
             error.path.appendleft(path)
         yield error
+
+
+# Keywords whose value is a subschema, a list of them, or a map of them, that the crate compiles.
+_ONE_SCHEMA = frozenset(
+    [
+        'additionalProperties',
+        'additionalItems',
+        'items',
+        'contains',
+        'propertyNames',
+        'not',
+        'if',
+        'then',
+        'else',
+        'unevaluatedItems',
+        'unevaluatedProperties',
+        'contentSchema',
+    ]
+)
+_SCHEMA_LISTS = frozenset(['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'])
+_SCHEMA_MAPS = frozenset(['properties', 'patternProperties', 'dependentSchemas', 'dependencies'])
+
+
+def check_refs(validator: Any) -> None:
+    """Resolve every ``$ref`` the crate compiles, as it does when building.
+
+    Those reachable from the root through keywords and other references, not those only in unused ``$defs``.
+
+    Raises:
+        ValueError: a reference that resolves to nothing (``invalid JSON Schema: ...``), as the crate.
+    """
+    import referencing.exceptions
+    import referencing.jsonschema
+
+    specification = referencing.jsonschema.specification_with(
+        validator.ID_OF(validator.META_SCHEMA) or 'urn:unknown-dialect', default=referencing.Specification.OPAQUE
+    )
+    seen: set[int] = set()
+    stack = [(validator.schema, validator._resolver)]
+    while stack:
+        node, resolver = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        resolver = resolver.in_subresource(specification.create_resource(node))
+        if isinstance(node.get('$ref'), str):
+            try:
+                resolved = resolver.lookup(node['$ref'])
+            except referencing.exceptions.Unresolvable as exc:
+                raise ValueError(f'invalid JSON Schema: {exc}') from None
+            stack.append((resolved.contents, resolved.resolver))
+        for key, value in node.items():
+            if key in _ONE_SCHEMA:
+                stack.append((value, resolver))
+            if key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend((item, resolver) for item in value)
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                stack.extend((item, resolver) for item in value.values())
 
 
 def _ranking(schema: Any) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolweave._reference.json import parse_arguments
-from toolweave._reference.schema.keywords import ACTIVE_REFS, RefState, validator_class
+from toolweave._reference.schema.keywords import ACTIVE_REFS, RefState, check_refs, validator_class
 from toolweave._reference.schema.value import BEYOND_INT64, _beyond_int64, _json_value
 from toolweave.exceptions import SchemaValidationError
 
@@ -56,6 +56,7 @@ class SchemaValidator:
     def __init__(self, schema: Mapping[str, Any] | bool) -> None:
         import jsonschema  # type: ignore[import-untyped]  # test dependency, only for the pure-Python twin
         import jsonschema.validators  # type: ignore[import-untyped]
+        import referencing
 
         value = _json_value(schema)
         if not isinstance(value, (dict, bool)):
@@ -66,7 +67,10 @@ class SchemaValidator:
         except jsonschema.SchemaError as exc:
             raise ValueError(f'invalid JSON Schema: {exc.message}') from None
         self._schema = value
-        self._validator = cls(value)
+        # An empty registry beside the bundled meta-schemas: no `$ref` is ever fetched (the crate is built without
+        # its HTTP and file retrievers; the package would fetch over the network).
+        self._validator = cls(value, registry=referencing.Registry())
+        check_refs(self._validator)
 
     @property
     def schema(self) -> Any:
