@@ -7,6 +7,8 @@ request (the ~300-token answer) again and again and read the whole streamed body
 - ``httpx``: ``AsyncClient.stream(...)`` and ``aiter_bytes()``, stock;
 - ``httpx + pool fix``: the same with toolweave's pool bookkeeping (:mod:`toolweave.providers._pool`), as the
   clients toolweave's models create;
+- ``toolweave's client``: the httpx client a toolweave model creates (pool fix and the deadline backend,
+  :mod:`toolweave.providers._deadline_backend`);
 - ``httpcore + pool fix``: ``AsyncConnectionPool.stream(...)`` and its byte iterator (no httpx layer above it);
 - ``aiohttp``: ``ClientSession.post(...)`` and ``content.iter_any()`` (its C HTTP parser);
 - ``raw``: an asyncio stream per connection, the request pre-encoded, chunked framing read by hand (the floor).
@@ -32,6 +34,7 @@ import httpcore
 import httpx
 import uvloop
 from toolweave.providers import _pool
+from toolweave.providers._http import HttpTransport
 
 HERE = Path(__file__).resolve().parent
 CLOSE: list[Callable[[], Awaitable[None]]] = []
@@ -45,8 +48,11 @@ BODY = json.dumps(
 ).encode()
 
 
-async def with_httpx(url: str, fixed: bool = False) -> Callable[[], Awaitable[None]]:
-    client = httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+async def with_httpx(url: str, fixed: bool = False, toolweave: bool = False) -> Callable[[], Awaitable[None]]:
+    if toolweave:
+        client = HttpTransport('openai', timeout=60)._new_async_client()
+    else:
+        client = httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
     CLOSE.append(client.aclose)
     if fixed:
         _pool.install(client._transport._pool)  # type: ignore[attr-defined]
@@ -155,6 +161,7 @@ def main() -> None:
         for name, make in (
             ('httpx', with_httpx),
             ('httpx + pool fix', functools.partial(with_httpx, fixed=True)),
+            ("toolweave's client", functools.partial(with_httpx, toolweave=True)),
             ('httpcore + pool fix', with_httpcore),
             ('aiohttp', with_aiohttp),
             ('raw asyncio', with_raw),

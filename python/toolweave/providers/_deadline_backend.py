@@ -2,21 +2,33 @@
 
 Each wrapped operation takes the smaller of its own timeout and the time left until the deadline of the
 current request, and fails at once with httpcore's own timeout error once the deadline passed.
+
+Reads and writes on asyncio (Python 3.11+): httpcore's anyio stream bounds each one with an anyio cancel
+scope (``anyio.fail_after``), about three times the CPU of ``asyncio.timeout``, once per read of every
+streamed body. Over an httpcore anyio stream on asyncio the wrapper calls the anyio byte stream itself
+under ``asyncio.timeout`` and maps its errors as httpcore's stream does (:func:`_read`, :func:`_write`:
+the same results and exception types, tests/providers/test_providers_deadline_stream.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+import sys
 import time
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
 import httpcore
+from httpcore._backends.anyio import AnyIOStream
 from httpcore._utils import is_socket_readable
 
 from toolweave.providers._deadline import _DEADLINE
 
 _UNSET = object()
+_NATIVE_TIMEOUT = sys.version_info >= (3, 11)
+"""``asyncio.timeout`` exists (else every read and write goes through httpcore's stream)."""
 
 
 def _cap(timeout: float | None, error: type[Exception]) -> float | None:
@@ -90,12 +102,21 @@ class _AsyncStream(httpcore.AsyncNetworkStream):
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
         self._socket: Any = _UNSET
+        self._bytes: anyio.abc.ByteStream | None = _native_bytes(inner)
+        """The anyio byte stream under ``inner`` when reads and writes may skip its cancel scopes, else ``None``."""
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return await self._inner.read(max_bytes, _cap(timeout, httpcore.ReadTimeout))
+        timeout = _cap(timeout, httpcore.ReadTimeout)
+        if self._bytes is None:
+            return await self._inner.read(max_bytes, timeout)
+        return await _read(self._bytes, max_bytes, timeout)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, _cap(timeout, httpcore.WriteTimeout))
+        timeout = _cap(timeout, httpcore.WriteTimeout)
+        if self._bytes is None:
+            await self._inner.write(buffer, timeout)
+        elif buffer:
+            await _write(self._bytes, buffer, timeout)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -113,6 +134,45 @@ class _AsyncStream(httpcore.AsyncNetworkStream):
             if self._socket is not None:
                 return is_socket_readable(self._socket)
         return self._inner.get_extra_info(info)
+
+
+def _native_bytes(inner: httpcore.AsyncNetworkStream) -> anyio.abc.ByteStream | None:
+    """The anyio byte stream of httpcore's anyio stream ``inner`` when this task runs on asyncio (3.11+), else ``None``."""
+    if not _NATIVE_TIMEOUT or type(inner) is not AnyIOStream:
+        return None
+    import sniffio
+
+    try:
+        on_asyncio = sniffio.current_async_library() == 'asyncio'
+    except sniffio.AsyncLibraryNotFoundError:
+        return None
+    stream = getattr(inner, '_stream', None)
+    return stream if on_asyncio and isinstance(stream, anyio.abc.ByteStream) else None
+
+
+async def _read(stream: anyio.abc.ByteStream, max_bytes: int, timeout: float | None) -> bytes:
+    """As httpcore's ``AnyIOStream.read``, under ``asyncio.timeout``: ``b''`` at the end, else ``ReadTimeout``/``ReadError``."""
+    try:
+        async with asyncio.timeout(timeout):  # type: ignore[attr-defined,unused-ignore]
+            try:
+                return await stream.receive(max_bytes)
+            except anyio.EndOfStream:
+                return b''
+    except TimeoutError as exc:
+        raise httpcore.ReadTimeout(exc) from exc
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        raise httpcore.ReadError(exc) from exc
+
+
+async def _write(stream: anyio.abc.ByteStream, buffer: bytes, timeout: float | None) -> None:
+    """As httpcore's ``AnyIOStream.write`` of a non-empty ``buffer``, under ``asyncio.timeout`` (``WriteTimeout``/``WriteError``)."""
+    try:
+        async with asyncio.timeout(timeout):  # type: ignore[attr-defined,unused-ignore]
+            await stream.send(buffer)
+    except TimeoutError as exc:
+        raise httpcore.WriteTimeout(exc) from exc
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        raise httpcore.WriteError(exc) from exc
 
 
 class _AsyncBackend(httpcore.AsyncNetworkBackend):
