@@ -23,6 +23,7 @@ Results are cached per function, so a second call is a dictionary lookup.
 
 from __future__ import annotations
 
+import copy
 import enum
 import functools
 import inspect
@@ -402,7 +403,10 @@ def _arguments_adapter(
     The TypedDict is total: a required parameter's type stays as it is (``Required[...]`` would say
     the same), an optional one is ``NotRequired[...]``.
     """
-    fields = {p.name: p.annotation if p.required else typing_extensions.NotRequired[p.annotation] for p in parameters}
+    fields = {}
+    for p in parameters:
+        annotation = _without_aliases(p.annotation)
+        fields[p.name] = annotation if p.required else typing_extensions.NotRequired[annotation]
     try:
         make_typed_dict: Any = typing_extensions.TypedDict
         arguments: Any = make_typed_dict(f'{func.__name__}_arguments', fields)
@@ -410,6 +414,32 @@ def _arguments_adapter(
         return TypeAdapter(arguments)
     except Exception:  # noqa: BLE001 - the per-parameter path still works; this is only the fast path
         return None
+
+
+_ALIASES = ('alias', 'alias_priority', 'validation_alias', 'serialization_alias')
+
+
+def _without_aliases(annotation: Any) -> Any:
+    """``annotation`` with the aliases of its top-level ``Field(...)`` dropped (``Annotated[int, Field(alias='b')]``).
+
+    pydantic ignores an alias on a function parameter (its ``UnsupportedFieldAttributeWarning``): the schema and
+    the per-parameter path name the argument ``a``. On the one-step validator's TypedDict field it would rename
+    the key, so that validator took ``b`` where the schema says ``a``.
+    """
+    if get_origin(annotation) is not Annotated:
+        return annotation
+    base, *metadata = get_args(annotation)
+    return Annotated[(base, *(_field_without_aliases(m) if isinstance(m, FieldInfo) else m for m in metadata))]
+
+
+def _field_without_aliases(info: FieldInfo) -> FieldInfo:
+    if all(getattr(info, name) is None for name in _ALIASES):
+        return info
+    out = copy.copy(info)
+    for name in _ALIASES:
+        setattr(out, name, None)
+    out._attributes_set = {k: v for k, v in info._attributes_set.items() if k not in _ALIASES}
+    return out
 
 
 _Generated = tuple[dict[str, dict[str, Any]], dict[str, Any]]
