@@ -262,11 +262,16 @@ def test_error_order_as_the_crate(schema: Any, instance: Any) -> None:
     assert assert_same(schema, instance)[1]
 
 
-def test_a_lone_surrogate_in_an_enum_is_refused_by_the_core_and_accepted_by_the_twin() -> None:
-    """Known difference: the core cannot encode the schema (UnicodeEncodeError); the twin builds it."""
-    with pytest.raises(UnicodeEncodeError):
-        RustValidator({'enum': ['\ud800']})
-    assert TwinValidator({'enum': ['\ud800']}).is_valid('\ud800') is True
+@pytest.mark.parametrize(
+    ('schema', 'instance'),
+    [({'enum': ['\ud800']}, 'a'), ({'properties': {'\udc00': {}}}, {}), ({'type': 'string'}, ['\ud800'])],
+)
+def test_a_lone_surrogate_is_refused_alike(schema: Any, instance: Any) -> None:
+    """The core cannot encode a lone surrogate (in a schema or an instance) to UTF-8: ``UnicodeEncodeError``
+    (a ``ValueError``), from building or validating; the twin built such schemas and validated such instances."""
+    for cls in (RustValidator, TwinValidator):
+        with pytest.raises(UnicodeEncodeError, match='surrogates not allowed'):
+            cls(schema).errors(instance)
 
 
 # --- hypothesis: generated schemas mixing the keywords above -----------------------------------------------

@@ -15,7 +15,10 @@ def _json_value(value: Any, depth: int = 0) -> Any:
     """A plain-JSON deep copy (dicts, lists), checked as the Rust conversion checks it."""
     if depth > MAX_DEPTH:
         raise ValueError(f'JSON value nested deeper than {MAX_DEPTH} levels')
-    if value is None or isinstance(value, (str, bool)):
+    if isinstance(value, str):
+        value.encode('utf-8')  # a lone surrogate: UnicodeEncodeError, as the binding's conversion to UTF-8
+        return value
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
         if not -(2**63) <= value < 2**64:
@@ -32,6 +35,7 @@ def _json_value(value: Any, depth: int = 0) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise TypeError(f'JSON object keys must be str, not {type(k).__name__}')
+            k.encode('utf-8')
             out[k] = _json_value(v, depth + 1)
         return out
     raise TypeError(f'{type(value).__name__} is not a JSON value (expected dict, list, str, int, float, bool or None)')
