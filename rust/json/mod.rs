@@ -1,9 +1,11 @@
 //! Strict parsing of tool-call arguments.
 //!
-//! Values are parsed with `jiter` (the fast path). When that fails, [`locate_error`] walks the text
-//! with a small strict-JSON scanner of our own ([`scan`]) to report a stable, parser-independent
-//! position and reason ([`error`]). The pure-Python twin (`toolweave._reference.json`) implements the
-//! same scanner, so both implementations raise identical errors. [`modes`] holds the order in which
+//! Values are parsed in one pass by [`onepass`] (the binding's fast path: Python objects straight
+//! from the text, numbers decoded by jiter; the pure builder uses jiter's own parser). When that
+//! fails, [`locate_error`] walks the text with a small strict-JSON scanner of our own ([`scan`]) to
+//! report a stable, parser-independent position and reason ([`error`]). The pure-Python twin
+//! (`toolweave._reference.json`) implements the same scanner, so both implementations raise
+//! identical errors. [`modes`] holds the order in which
 //! the partial and lenient modes try their readings, for any builder of values (jiter's
 //! [`JsonValue`] here, Python objects in the binding).
 //!
@@ -21,6 +23,7 @@
 mod error;
 pub mod incremental;
 pub mod modes;
+pub mod onepass;
 pub mod partial;
 mod scan;
 

@@ -1,9 +1,10 @@
 //! The readings `parse_arguments` tries in each mode, and their order, for any builder of values.
 //!
 //! - strict: the text as one JSON object (blank text is `{}`); its error is the canonical one;
-//! - partial: a text that may be whole (see [`partial::may_be_complete`]) read strictly, else the
-//!   text as a truncated prefix closed by [`partial::complete_partial`] (`{"a": 1, "b": tr` ->
-//!   `{"a": 1}`);
+//! - partial: the text read in one pass ([`onepass::partial`]: values built while reading, what is
+//!   open closed where the text ends); when that pass does not decide, a text that may be whole
+//!   (see [`partial::may_be_complete`]) read strictly, else the text as a truncated prefix closed by
+//!   [`partial::complete_partial`] (`{"a": 1, "b": tr` -> `{"a": 1}`), which the one pass mirrors;
 //! - lenient: a valid object as it is; a JSON string whose content reads (leniently) as an object,
 //!   unwrapped (double-encoded arguments); else [`partial::repair`], its objects back to back merged
 //!   ([`merge_texts`]); else the truncated-prefix reading of partial mode.
@@ -19,8 +20,8 @@ use std::collections::{HashMap, HashSet};
 use jiter::{JsonObject, JsonValue, PartialMode};
 
 use super::{
-    deeper_than, error_within, get, is_blank, kind_name, make_error, not_an_object, partial,
-    MAX_DEPTH,
+    deeper_than, error_within, get, is_blank, kind_name, make_error, not_an_object, onepass,
+    partial, MAX_DEPTH,
 };
 use crate::errors::CoreError;
 
@@ -72,6 +73,10 @@ pub trait Build {
     /// An empty object (blank text).
     fn empty(&self) -> Self::Object;
 
+    /// Partial mode in one pass ([`onepass::partial`]): the object, or `None` when that pass does
+    /// not decide and the rewriting path must.
+    fn partial(&self, text: &str, max_depth: usize) -> Option<Self::Object>;
+
     /// `f(text)`: text-only work (scans, repairs) a builder may run elsewhere, e.g. without the GIL.
     fn work<T: Send>(&self, text: &str, f: impl Fn(&str) -> T + Send + Sync) -> T {
         f(text)
@@ -104,6 +109,9 @@ pub fn parse<B: Build>(
         if let Some(o) = lenient(b, text, max_depth)? {
             return Ok(o);
         }
+    } else if let Some(o) = b.partial(text, max_depth) {
+        // One pass: what the readings below give, without rewriting the text.
+        return Ok(o);
     } else if partial::may_be_complete(text) {
         // A whole object (the last fragment has arrived) reads the same strictly: one parse.
         if let Some(o) = object(b, text, max_depth) {
@@ -287,6 +295,13 @@ impl Build for Values {
 
     fn empty(&self) -> Self::Object {
         JsonObject::default()
+    }
+
+    fn partial(&self, text: &str, max_depth: usize) -> Option<Self::Object> {
+        match onepass::partial(&mut onepass::JsonValues, text, max_depth)? {
+            JsonValue::Object(o) => Some(o),
+            _ => None,
+        }
     }
 }
 

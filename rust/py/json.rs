@@ -4,11 +4,14 @@
 use jiter::{FloatMode, PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
+
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::errors::CoreError;
 use crate::json;
 use crate::json::modes::{self, Build, Parsed};
+use crate::json::onepass::{self, Sink, Top};
 pub(crate) use crate::json::Mode;
 
 /// Strict JSON straight to Python objects; short strings (keys and values, 2 to 63 bytes) come from
@@ -31,43 +34,160 @@ pub(crate) fn loads<'py>(
     PARSER.python_parse(py, data)
 }
 
-fn kind_of(v: &Bound<'_, PyAny>) -> &'static str {
-    if v.is_instance_of::<PyList>() {
-        "array"
-    } else if v.is_instance_of::<PyString>() {
-        "string"
-    } else if v.is_instance_of::<PyBool>() {
-        "boolean"
-    } else if v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>() {
-        "number"
-    } else {
-        "null"
+/// Python strings of 2 to 63 bytes (keys, short values) kept across parses, as jiter's string
+/// cache keeps them for `jiter.from_json`: one slot per hash, a new string replaces the old one.
+/// Each slot holds the string's bytes too, so a lookup compares them without asking Python.
+struct StrCache(Vec<Option<Cached>>);
+
+struct Cached {
+    hash: u64,
+    len: usize,
+    bytes: [u8; 64],
+    string: Py<PyString>,
+}
+
+/// Slots in [`StrCache`]: `1 << CACHE_BITS`.
+const CACHE_BITS: u32 = 12;
+const CACHE_SLOTS: usize = 1 << CACHE_BITS;
+
+/// The one [`StrCache`]; a parse holds it throughout (one lock per parse). A parse that finds it
+/// held (another thread, free-threaded Python) builds its strings without it.
+static STR_CACHE: Mutex<StrCache> = Mutex::new(StrCache(Vec::new()));
+
+/// A hash of `s` (2 to 63 bytes) from its length and its first and last 8 (or 4, or 1) bytes: a
+/// few instructions; strings that differ only in the middle share a slot, and the cache compares
+/// the bytes anyway.
+fn hash(s: &[u8]) -> u64 {
+    let word = |at: usize, len: usize| {
+        let mut w = [0u8; 8];
+        w[..len].copy_from_slice(&s[at..at + len]);
+        u64::from_le_bytes(w)
+    };
+    let n = s.len();
+    let (lo, hi) = match n {
+        8.. => (word(0, 8), word(n - 8, 8)),
+        4..=7 => (word(0, 4), word(n - 4, 4)),
+        1..=3 => (
+            u64::from(s[0]) | u64::from(s[n / 2]) << 8,
+            u64::from(s[n - 1]),
+        ),
+        0 => (0, 0),
+    };
+    (lo ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.wrapping_mul(0x517C_C1B7_2722_0A95)
+}
+
+impl StrCache {
+    fn get<'py>(&mut self, py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+        if self.0.is_empty() {
+            self.0.resize_with(CACHE_SLOTS, || None);
+        }
+        let b = s.as_bytes();
+        let h = hash(b);
+        // The high bits: a product's low bits depend only on its inputs' low bits.
+        let slot = &mut self.0[usize::try_from(h >> (64 - CACHE_BITS)).unwrap_or(0)];
+        if let Some(c) = slot {
+            if c.hash == h && c.len == b.len() && c.bytes.get(..c.len) == Some(b) {
+                return c.string.bind(py).clone();
+            }
+        }
+        let string = PyString::new(py, s);
+        let mut bytes = [0; 64];
+        bytes[..b.len()].copy_from_slice(b);
+        *slot = Some(Cached {
+            hash: h,
+            len: b.len(),
+            bytes,
+            string: string.clone().unbind(),
+        });
+        string
     }
 }
 
-/// The Python builder of [`modes`]: jiter's [`PARSER`] straight to Python objects; text-only work
-/// on long texts runs with the GIL released.
+/// Python objects for [`onepass`]; strings of 2 to 63 bytes from [`STR_CACHE`] when this parse holds it.
+struct PyValues<'py, 'c>(Python<'py>, Option<MutexGuard<'c, StrCache>>);
+
+impl<'py> PyValues<'py, 'static> {
+    fn new(py: Python<'py>) -> Self {
+        let cache = match STR_CACHE.try_lock() {
+            Ok(cache) => Some(cache),
+            Err(TryLockError::Poisoned(cache)) => Some(cache.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        PyValues(py, cache)
+    }
+
+    fn str(&mut self, s: &str) -> Bound<'py, PyString> {
+        match &mut self.1 {
+            Some(cache) if (2..64).contains(&s.len()) => cache.get(self.0, s),
+            _ => PyString::new(self.0, s),
+        }
+    }
+}
+
+impl<'py> Sink for PyValues<'py, 'static> {
+    type Value = Bound<'py, PyAny>;
+    type Object = Bound<'py, PyDict>;
+
+    fn null(&mut self) -> Self::Value {
+        self.0.None().into_bound(self.0)
+    }
+
+    fn boolean(&mut self, b: bool) -> Self::Value {
+        PyBool::new(self.0, b).to_owned().into_any()
+    }
+
+    fn string(&mut self, s: &str) -> Self::Value {
+        self.str(s).into_any()
+    }
+
+    fn number(&mut self, n: jiter::NumberAny) -> Option<Self::Value> {
+        n.into_pyobject(self.0).ok().map(Bound::into_any)
+    }
+
+    fn array(&mut self, items: Vec<Self::Value>) -> Self::Value {
+        PyList::new(self.0, items)
+            .expect("a list of Python objects")
+            .into_any()
+    }
+
+    fn object(&mut self) -> Self::Object {
+        PyDict::new(self.0)
+    }
+
+    fn insert(&mut self, object: &mut Self::Object, key: &str, value: Self::Value) {
+        object
+            .set_item(self.str(key), value)
+            .expect("a str key is hashable");
+    }
+
+    fn close(&mut self, object: Self::Object) -> Self::Value {
+        object.into_any()
+    }
+}
+
+/// The Python builder of [`modes`]: [`onepass`] straight to Python objects; text-only work on long
+/// texts runs with the GIL released.
 struct Objects<'py>(Python<'py>);
 
 impl<'py> Build for Objects<'py> {
     type Object = Bound<'py, PyDict>;
 
     fn parse(&self, text: &str) -> Result<Parsed<Self::Object>, usize> {
-        let value = loads(self.0, text.as_bytes()).map_err(|e| e.index)?;
-        match value.cast_into::<PyDict>() {
-            Ok(d) => Ok(Parsed::Object(d)),
-            Err(e) => {
-                let value = e.into_inner();
-                Ok(match value.cast::<PyString>().map(|s| s.to_str()) {
-                    Ok(Ok(s)) => Parsed::Str(s.to_owned()),
-                    _ => Parsed::Other(kind_of(&value)),
-                })
-            }
-        }
+        Ok(match onepass::strict(&mut PyValues::new(self.0), text)? {
+            Top::Object(v) => Parsed::Object(v.cast_into::<PyDict>().map_err(|_| 0usize)?),
+            Top::Str(s) => Parsed::Str(s),
+            Top::Other(kind) => Parsed::Other(kind),
+        })
     }
 
     fn empty(&self) -> Self::Object {
         PyDict::new(self.0)
+    }
+
+    fn partial(&self, text: &str, max_depth: usize) -> Option<Self::Object> {
+        onepass::partial(&mut PyValues::new(self.0), text, max_depth)?
+            .cast_into::<PyDict>()
+            .ok()
     }
 
     fn work<T: Send>(&self, text: &str, f: impl Fn(&str) -> T + Send + Sync) -> T {
