@@ -40,7 +40,7 @@ pub trait Sink {
     /// A number; `None` when the sink cannot build it.
     fn number(&mut self, n: NumberAny) -> Option<Self::Value>;
     /// An array of `items`.
-    fn array(&mut self, items: Vec<Self::Value>) -> Self::Value;
+    fn array(&mut self, items: std::vec::Drain<'_, Self::Value>) -> Self::Value;
     /// A new empty object.
     fn object(&mut self) -> Self::Object;
     /// `object[key] = value` (a repeated key: the last value wins, at the first key's place).
@@ -76,6 +76,7 @@ struct Reader<'t, 's, S: Sink> {
     partial: bool,
     max_depth: usize,
     buf: String,
+    items: Vec<S::Value>,
     sink: &'s mut S,
 }
 
@@ -126,6 +127,7 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
             partial,
             max_depth,
             buf: String::new(),
+            items: Vec::new(),
             sink,
         }
     }
@@ -160,10 +162,16 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
         }
     }
 
-    /// The text ended inside an array of `items`: it is closed (partial), or fail (strict).
-    fn end_array(&mut self, items: Vec<S::Value>) -> Stop<S::Value> {
+    /// The array whose items are `self.items[base..]`, taken off that stack.
+    fn take_array(&mut self, base: usize) -> S::Value {
+        self.sink.array(self.items.drain(base..))
+    }
+
+    /// The text ended inside the array whose items start at `base`: it is closed (partial), or
+    /// fail (strict).
+    fn end_array(&mut self, base: usize) -> Stop<S::Value> {
         if self.partial {
-            Stop::End(Some(self.sink.array(items)))
+            Stop::End(Some(self.take_array(base)))
         } else {
             Stop::Invalid
         }
@@ -262,39 +270,40 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
     }
 
     fn array(&mut self, depth: usize) -> Read<S::Value> {
-        let mut items = Vec::new();
+        // Items wait on one stack shared by every array of the parse (no allocation per array).
+        let base = self.items.len();
         self.i += 1;
         self.ws();
         match self.t.get(self.i) {
-            None => return Err(self.end_array(items)),
+            None => return Err(self.end_array(base)),
             Some(b']') => {
                 self.i += 1;
-                return Ok(self.sink.array(items));
+                return Ok(self.take_array(base));
             }
             _ => {}
         }
         loop {
             match self.value(depth + 1) {
-                Ok(v) => items.push(v),
+                Ok(v) => self.items.push(v),
                 Err(Stop::End(keep)) => {
-                    items.extend(keep);
-                    return Err(Stop::End(Some(self.sink.array(items))));
+                    self.items.extend(keep);
+                    return Err(Stop::End(Some(self.take_array(base))));
                 }
                 Err(Stop::Invalid) => return Err(Stop::Invalid),
             }
             self.ws();
             match self.t.get(self.i) {
-                None => return Err(self.end_array(items)),
+                None => return Err(self.end_array(base)),
                 Some(b',') => {
                     self.i += 1;
                     self.ws();
                     if self.i >= self.t.len() {
-                        return Err(self.end_array(items));
+                        return Err(self.end_array(base));
                     }
                 }
                 Some(b']') => {
                     self.i += 1;
-                    return Ok(self.sink.array(items));
+                    return Ok(self.take_array(base));
                 }
                 Some(_) => return Err(Stop::Invalid),
             }
@@ -533,8 +542,8 @@ impl Sink for JsonValues {
         })
     }
 
-    fn array(&mut self, items: Vec<Self::Value>) -> Self::Value {
-        JsonValue::Array(Arc::new(items))
+    fn array(&mut self, items: std::vec::Drain<'_, Self::Value>) -> Self::Value {
+        JsonValue::Array(Arc::new(items.collect()))
     }
 
     fn object(&mut self) -> Self::Object {

@@ -144,7 +144,7 @@ impl<'py> Sink for PyValues<'py, 'static> {
         n.into_pyobject(self.0).ok().map(Bound::into_any)
     }
 
-    fn array(&mut self, items: Vec<Self::Value>) -> Self::Value {
+    fn array(&mut self, items: std::vec::Drain<'_, Self::Value>) -> Self::Value {
         PyList::new(self.0, items)
             .expect("a list of Python objects")
             .into_any()
