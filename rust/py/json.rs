@@ -41,6 +41,7 @@ struct StrCache(Vec<Option<Cached>>);
 
 struct Cached {
     hash: u64,
+    words: (u64, u64),
     len: usize,
     bytes: [u8; 64],
     string: Py<PyString>,
@@ -54,17 +55,16 @@ const CACHE_SLOTS: usize = 1 << CACHE_BITS;
 /// held (another thread, free-threaded Python) builds its strings without it.
 static STR_CACHE: Mutex<StrCache> = Mutex::new(StrCache(Vec::new()));
 
-/// A hash of `s` (2 to 63 bytes) from its length and its first and last 8 (or 4, or 1) bytes: a
-/// few instructions; strings that differ only in the middle share a slot, and the cache compares
-/// the bytes anyway.
-fn hash(s: &[u8]) -> u64 {
+/// The first and last 8 bytes of `s` (4 and 4 below 8 bytes; bytes 0, n/2 and n-1 below 4): with
+/// the length, they are the whole string up to 16 bytes, so such strings compare by these words.
+fn words(s: &[u8]) -> (u64, u64) {
     let word = |at: usize, len: usize| {
         let mut w = [0u8; 8];
         w[..len].copy_from_slice(&s[at..at + len]);
         u64::from_le_bytes(w)
     };
     let n = s.len();
-    let (lo, hi) = match n {
+    match n {
         8.. => (word(0, 8), word(n - 8, 8)),
         4..=7 => (word(0, 4), word(n - 4, 4)),
         1..=3 => (
@@ -72,8 +72,7 @@ fn hash(s: &[u8]) -> u64 {
             u64::from(s[n - 1]),
         ),
         0 => (0, 0),
-    };
-    (lo ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.wrapping_mul(0x517C_C1B7_2722_0A95)
+    }
 }
 
 impl StrCache {
@@ -82,20 +81,28 @@ impl StrCache {
             self.0.resize_with(CACHE_SLOTS, || None);
         }
         let b = s.as_bytes();
-        let h = hash(b);
+        let n = b.len();
+        let (lo, hi) = words(b);
+        let h = (lo ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ hi.wrapping_mul(0x517C_C1B7_2722_0A95);
         // The high bits: a product's low bits depend only on its inputs' low bits.
         let slot = &mut self.0[usize::try_from(h >> (64 - CACHE_BITS)).unwrap_or(0)];
         if let Some(c) = slot {
-            if c.hash == h && c.len == b.len() && c.bytes.get(..c.len) == Some(b) {
+            if c.hash == h
+                && c.len == n
+                && c.words == (lo, hi)
+                && (n <= 16 || c.bytes.get(..n) == Some(b))
+            {
                 return c.string.bind(py).clone();
             }
         }
         let string = PyString::new(py, s);
         let mut bytes = [0; 64];
-        bytes[..b.len()].copy_from_slice(b);
+        bytes[..n].copy_from_slice(b);
         *slot = Some(Cached {
             hash: h,
-            len: b.len(),
+            words: (lo, hi),
+            len: n,
             bytes,
             string: string.clone().unbind(),
         });

@@ -150,3 +150,24 @@ def test_mutated_json_matches_the_twin(doc: dict[str, Any], data: st.DataObject,
 def test_random_bytes_match_the_twin(raw: bytes, mode: str) -> None:
     same(raw, mode)
     same(b'{"a": ' + raw, mode)
+
+
+def test_cached_strings_are_never_confused() -> None:
+    """Strings of 2 to 63 bytes come from a cache slotted by their length and ends: equal ends, other middles differ."""
+    ends = ('a' * 8, 'b' * 8)
+    values = [m.join(ends) for m in ('', 'x', 'y', 'xy', 'yx', 'é', '東', 'x' * 40, 'y' * 40, 'x' * 47)]
+    values += ['ab', 'ba', 'aXb', 'aYb', 'abcd', 'abce', 'abcde', 'abxde', 'abcdefgh', 'abcdefgi', 'é', 'éé', '東京']
+    for _ in range(2):
+        for v in values:
+            for text in (json.dumps({v: v}, ensure_ascii=False), json.dumps({'k': [v, v]})):
+                assert rust.parse_arguments(text) == json.loads(text)
+                assert rust.parse_arguments(text[:-1], 'partial') == json.loads(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.text(max_size=20), min_size=1, max_size=8))
+def test_short_keys_and_values_round_trip(keys: list[str]) -> None:
+    doc = {k: [k, k[::-1]] for k in keys}
+    text = json.dumps(doc, ensure_ascii=False)
+    assert rust.parse_arguments(text) == doc
+    assert rust.parse_arguments(text, 'partial') == doc
