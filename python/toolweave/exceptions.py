@@ -311,6 +311,10 @@ class ToolExecutionError(RuntimeError):
         self.cause = cause
         self.__cause__ = cause
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle/copy rebuild from the three arguments (the default gives ``args``, the message only)
+        return type(self), (self.tool_definition, self.cause, self.args[0])
+
 
 class ToolCallLimitExceededError(RuntimeError):
     """A tool-call limit of this turn was breached with ``ToolCallLimitBehavior.THROW``.

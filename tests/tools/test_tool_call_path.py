@@ -341,6 +341,16 @@ def test_path_exceptions_keep_args_fields_pickle_copy_and_notes(error: Exception
     assert error.__notes__ == ['a note'] and error.extra == 1  # type: ignore[attr-defined]
 
 
+def test_tool_execution_error_survives_pickle_and_copy() -> None:
+    definition = ToolDefinition('t', 'd', {'type': 'object', 'properties': {}})
+    error = ToolExecutionError(definition, ValueError('boom'), 'tool t failed: boom')
+    for again in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(again) is ToolExecutionError and again.args == ('tool t failed: boom',)
+        assert again.tool_definition == definition
+        assert type(again.cause) is ValueError and again.cause.args == ('boom',)
+        assert again.__cause__ is again.cause
+
+
 def test_tool_execution_error_fields_and_message() -> None:
     definition = ToolDefinition('t', 'd', {'type': 'object', 'properties': {}})
     cause = KeyError('key')
