@@ -3,7 +3,8 @@
 Runs the core's hot paths a few seconds on the repository's own inputs, in the proportions a tool-calling service
 sees them: ``parse_arguments`` in every mode (argument objects of 0.6 KB to 178 KB, whole and truncated),
 ``PartialArguments`` fed a streamed call fragment by fragment, ``StreamAggregator`` on the recorded provider streams
-of ``tests/data/streams``, and ``SchemaValidator.validate_json`` on the argument schemas of ``tests/data/schemas``.
+of ``tests/data/streams``, and ``SchemaValidator.validate_json`` on the argument schemas of ``tests/data/schemas`` and on a nested order (valid
+arguments take the accept plan, invalid ones the crate's error list).
 The core it loads is the instrumented build's (``toolweave._core`` as installed, or the shared library given as the
 first argument); the LLVM profile runtime writes the counts when the process exits.
 
@@ -21,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 # the workload's inputs, and the package's Python modules the core imports (toolweave.exceptions): from the source
@@ -67,6 +69,35 @@ def stream_format(name: str) -> str:
     return 'openai-chat'
 
 
+def order_case() -> tuple[dict[str, Any], list[str]]:
+    """A pydantic-style nested schema (``$ref``, ``anyOf``, ``enum``, int64 bounds) and a valid and an invalid text."""
+    item = {
+        'properties': {
+            'sku': {'type': 'string'},
+            'quantity': {'type': 'integer', 'minimum': -(2**63), 'maximum': 2**63 - 1},
+            'price': {'type': 'number'},
+            'tags': {'items': {'$ref': '#/$defs/Tag'}, 'type': 'array'},
+            'note': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None},
+        },
+        'required': ['sku', 'quantity', 'price'],
+        'type': 'object',
+        'additionalProperties': False,
+    }
+    schema = {
+        '$schema': 'https://json-schema.org/draft/2020-12/schema',
+        '$defs': {'Item': item, 'Tag': {'enum': ['alpha', 'beta', 'gamma'], 'type': 'string'}},
+        'type': 'object',
+        'properties': {'customer': {'type': 'string'}, 'items': {'items': {'$ref': '#/$defs/Item'}, 'type': 'array'}},
+        'required': ['customer', 'items'],
+        'additionalProperties': False,
+    }
+    items = [
+        {'sku': f'SKU-{i}', 'quantity': i + 1, 'price': 9.99 + i, 'tags': ['alpha'], 'note': None} for i in range(20)
+    ]
+    valid = json.dumps({'customer': 'Ada', 'items': items})
+    return schema, [valid, valid.replace('"quantity": 3', '"quantity": "three"', 1)]
+
+
 def run(core: ModuleType, seconds: float) -> int:
     """Every path in turn until ``seconds`` have passed; the number of rounds."""
     texts = documents()
@@ -77,6 +108,8 @@ def run(core: ModuleType, seconds: float) -> int:
     schemas = [json.loads(p.read_text()) for p in sorted((ROOT / 'tests' / 'data' / 'schemas').glob('*.json'))]
     validators = [core.SchemaValidator(s) for s in schemas]
     instance = json.dumps({'city': 'Paris', 'unit': 'celsius', 'days': 3})
+    order_schema, order_texts = order_case()
+    order = core.SchemaValidator(order_schema)
     rounds = 0
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -98,6 +131,9 @@ def run(core: ModuleType, seconds: float) -> int:
         for validator in validators:
             with contextlib.suppress(ValueError):
                 validator.validate_json(instance)
+        for text in order_texts:
+            with contextlib.suppress(ValueError):
+                order.validate_json(text, int64=True)
         rounds += 1
     return rounds
 

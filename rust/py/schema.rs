@@ -12,6 +12,7 @@ use serde_json::{Map, Number, Value};
 use crate::schema::{self, dialect, validate, MAX_DEPTH};
 
 mod objects;
+mod plan;
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
@@ -182,6 +183,17 @@ pub fn to_dialect<'py>(
     to_py(py, &out)
 }
 
+/// `validate_json`'s parse: `parse_arguments` of a `str` or `bytes`.
+fn parse_text<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    if !data.is_instance_of::<PyString>() && !data.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!(
+            "validate_json() expects str or bytes, got {}",
+            type_name(data)
+        )));
+    }
+    super::json::parse_arguments(py, data, None, None)
+}
+
 static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
@@ -225,10 +237,62 @@ pub struct SchemaValidator {
     /// The same schema over the Python objects `validate_json` parsed, compiled on first use
     /// (`None`: it did not compile, and the converting path answers).
     objects: std::sync::OnceLock<Option<validate::Validator<objects::Objects>>>,
+    /// The accept plan of the schema, compiled on first use (`None`: the schema is outside the
+    /// planned subset, and the crate answers alone).
+    plan: PyOnceLock<Option<plan::Plan>>,
     schema: Value,
 }
 
 impl SchemaValidator {
+    fn plan(&self, py: Python<'_>) -> Option<&plan::Plan> {
+        self.plan
+            .get_or_init(py, || plan::Plan::compile(py, &self.schema))
+            .as_ref()
+    }
+
+    fn verdict(&self, py: Python<'_>, parsed: &Bound<'_, PyAny>) -> plan::Verdict {
+        self.plan(py)
+            .map_or(plan::Verdict::Unsure, |p| p.check(parsed))
+    }
+
+    /// The end of `validate_json` for a parsed dict: accepted at once on the plan's `Accept`,
+    /// else the crate decides (straight to its error list on `Reject`: no error means valid).
+    fn validate_parsed<'py>(
+        &self,
+        py: Python<'py>,
+        parsed: Bound<'py, PyAny>,
+        int64: bool,
+        verdict: plan::Verdict,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if verdict == plan::Verdict::Accept {
+            return Ok(parsed);
+        }
+        // Parsed once: a plain tree (every int within i64, so `int64` has nothing to find) is
+        // validated as it is; other numbers go through the conversion, which refuses or keeps them.
+        if objects::plain(&parsed) {
+            if let Some(v) = self
+                .objects
+                .get_or_init(|| validate::Validator::new(&self.schema).ok())
+            {
+                let node = objects::PyNode::new(parsed.clone());
+                if verdict == plan::Verdict::Unsure && v.is_valid(node.clone()) {
+                    return Ok(parsed);
+                }
+                let issues = v.issues(node);
+                if issues.is_empty() {
+                    return Ok(parsed);
+                }
+                return Err(validation_error(py, &issues));
+            }
+        }
+        let value = to_value(&parsed, 0)?;
+        if int64 && validate::beyond_int64(&value) {
+            return Err(PyValueError::new_err(validate::BEYOND_INT64));
+        }
+        self.check(py, &value)?;
+        Ok(parsed)
+    }
+
     fn check(&self, py: Python<'_>, value: &Value) -> PyResult<()> {
         if self.inner.is_valid(value) {
             return Ok(());
@@ -251,6 +315,7 @@ impl SchemaValidator {
         Ok(SchemaValidator {
             inner: validate::Validator::new(&value)?,
             objects: std::sync::OnceLock::new(),
+            plan: PyOnceLock::new(),
             schema: value,
         })
     }
@@ -296,33 +361,27 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if !data.is_instance_of::<PyString>() && !data.is_instance_of::<PyBytes>() {
-            return Err(PyTypeError::new_err(format!(
-                "validate_json() expects str or bytes, got {}",
-                type_name(data)
-            )));
-        }
-        let parsed = super::json::parse_arguments(py, data, None, None)?;
-        // Parsed once: a plain tree (every int within i64, so `int64` has nothing to find) is
-        // validated as it is; other numbers go through the conversion, which refuses or keeps them.
-        if objects::plain(parsed.as_any()) {
-            if let Some(v) = self
-                .objects
-                .get_or_init(|| validate::Validator::new(&self.schema).ok())
-            {
-                let node = objects::PyNode::new(parsed.as_any().clone());
-                if v.is_valid(node.clone()) {
-                    return Ok(parsed.into_any());
-                }
-                return Err(validation_error(py, &v.issues(node)));
-            }
-        }
-        let value = to_value(parsed.as_any(), 0)?;
-        if int64 && validate::beyond_int64(&value) {
-            return Err(PyValueError::new_err(validate::BEYOND_INT64));
-        }
-        self.check(py, &value)?;
-        Ok(parsed.into_any())
+        let parsed = parse_text(py, data)?;
+        let verdict = self.verdict(py, parsed.as_any());
+        self.validate_parsed(py, parsed.into_any(), int64, verdict)
+    }
+
+    /// `validate_json` without the accept plan: the crate alone (for tests comparing both).
+    #[pyo3(signature = (data, *, int64 = false))]
+    fn _validate_json_crate<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        int64: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let parsed = parse_text(py, data)?;
+        self.validate_parsed(py, parsed.into_any(), int64, plan::Verdict::Unsure)
+    }
+
+    /// The accept plan's verdict on a parsed value (`'accept'`, `'reject'` or `'unsure'`), or
+    /// `None` when the schema has no plan (for tests).
+    fn _plan_verdict(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> Option<&'static str> {
+        self.plan(py).map(|p| p.check(value).name())
     }
 
     fn __repr__(&self) -> String {
