@@ -413,7 +413,11 @@ class SchemaValidator:
         """Parse a JSON object text (blank = ``{}``) and validate it in one step; returns the parsed value.
 
         The text is parsed once (jiter, straight to Python objects) and the schema validates those objects;
-        results and error texts are those of ``validate(parse_arguments(data))``.
+        results and error texts are those of ``validate(parse_arguments(data))``. Objects of the JSON Schema
+        2020-12 subset tool schemas use (types, properties, required, additionalProperties, items,
+        prefixItems, enum, const, numeric and size limits, allOf/anyOf/oneOf, local ``$ref``) are accepted by
+        a plan compiled on first use, without the ``jsonschema`` crate; the crate decides everything else
+        and lists every error.
 
         Args:
             data: The JSON object text.
