@@ -65,7 +65,7 @@ class ToolArgumentsError(ValueError):
         self.column = column
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.message, self.position, self.excerpt, self.line, self.column)
+        return type(self), (self.message, self.position, self.excerpt, self.line, self.column), self.__dict__ or None
 
 
 class SchemaValidationError(ValueError):
@@ -85,7 +85,7 @@ class SchemaValidationError(ValueError):
         self.errors: list[dict[str, str]] = list(errors or [])
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.message, self.errors)
+        return type(self), (self.message, self.errors), self.__dict__ or None
 
 
 class StreamFormatError(ValueError):
@@ -108,7 +108,7 @@ class StreamFormatError(ValueError):
         self.chunks: list[Any] = []
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.message, self.event, self.excerpt)
+        return type(self), (self.message, self.event, self.excerpt), self.__dict__ or None
 
 
 # --- providers (toolweave.providers) -------------------------------------------------------------
@@ -312,8 +312,9 @@ class ToolExecutionError(RuntimeError):
         self.__cause__ = cause
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle/copy rebuild from the three arguments (the default gives ``args``, the message only)
-        return type(self), (self.tool_definition, self.cause, self.args[0])
+        # pickle/copy rebuild from the three arguments (the default gives ``args``, the message only); the
+        # instance dict (``add_note`` notes, attributes set later) rides along as the default reduce carries it
+        return type(self), (self.tool_definition, self.cause, self.args[0]), self.__dict__ or None
 
 
 class ToolCallLimitExceededError(RuntimeError):
@@ -359,7 +360,7 @@ class ToolCallLimitExceededError(RuntimeError):
         self.breach_text = responses[-1].response_data if responses else message
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.tool_name, self.limit, self.conversation_history)
+        return type(self), (self.tool_name, self.limit, self.conversation_history), self.__dict__ or None
 
     def build_generation(self) -> Generation:
         """The one generation a tool loop ends with (Spring ``buildGeneration``).
@@ -402,7 +403,7 @@ class InvalidToolArgumentsError(ValueError):
         self.args = (self.message,)  # what BaseException.__init__(message) sets, without the call
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.tool_name, self.problems)
+        return type(self), (self.tool_name, self.problems), self.__dict__ or None
 
 
 class ToolRetryBudgetExceededError(RuntimeError):
@@ -426,4 +427,4 @@ class ToolRetryBudgetExceededError(RuntimeError):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.tool_name, self.max_retries, self.last_error)
+        return type(self), (self.tool_name, self.max_retries, self.last_error), self.__dict__ or None
