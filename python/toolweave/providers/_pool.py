@@ -50,10 +50,19 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
 
     Unchanged except that the surplus-idle test reads ``len(self._connections)`` where httpcore builds a
     list of one ``is_idle()`` per connection to take its length (the same number), and that on an
-    HTTP/1.1 pool a connection held by a request (assigned, maybe not started yet) is not offered to
-    another queued request. Returns the connections to close, as httpcore's does.
+    HTTP/1.1 pool a connection held by a request (assigned, maybe not started yet) counts as busy: it is
+    not offered to another queued request, nor closed as an idle one. Returns the connections to close,
+    as httpcore's does.
     """
     closing_connections = []
+    queued_requests = [request for request in self._requests if request.is_queued()]
+    # HTTP/1.1 serves one request per connection: one handed to a request (maybe not started on it yet, so
+    # still idle) counts as busy: never offered to another request, never closed as a surplus idle one
+    # (closing it made the holder reconnect: a full pool under more requests than connections reconnected
+    # on almost every request). Only looked for when a request is queued or an idle one may be surplus.
+    held: set[int] = set()
+    if not self._http2 and (queued_requests or len(self._connections) > self._max_keepalive_connections):
+        held.update(id(request.connection) for request in self._requests if request.connection is not None)
 
     # First clean up connections that are closed, have expired their keep-alive, or are surplus idle ones.
     for connection in list(self._connections):
@@ -61,19 +70,14 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
             self._connections.remove(connection)
         elif (
             connection.has_expired()
-            or connection.is_idle()
+            or id(connection) not in held
+            and connection.is_idle()
             and len(self._connections) > self._max_keepalive_connections
         ):
             self._connections.remove(connection)
             closing_connections.append(connection)
 
     # Assign queued requests to connections.
-    queued_requests = [request for request in self._requests if request.is_queued()]
-    # HTTP/1.1 serves one request per connection: one handed to a request is not offered to another.
-    exclusive = bool(queued_requests) and not self._http2
-    held: set[int] = set()
-    if exclusive:
-        held.update(id(request.connection) for request in self._requests if request.connection is not None)
     for pool_request in queued_requests:
         origin = pool_request.request.url.origin
         available_connections = [
@@ -81,7 +85,7 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
             for connection in self._connections
             if connection.can_handle_request(origin) and connection.is_available() and id(connection) not in held
         ]
-        idle_connections = [connection for connection in self._connections if connection.is_idle()]
+        idle_connections = [c for c in self._connections if c.is_idle() and id(c) not in held]
         # Reuse an available connection, else create one, else close an idle one and create one.
         if available_connections:
             connection = available_connections[0]
@@ -97,7 +101,7 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
             connection = self.create_connection(origin)
             self._connections.append(connection)
             pool_request.assign_to_connection(connection)
-        if exclusive and pool_request.connection is not None:
+        if not self._http2 and pool_request.connection is not None:
             held.add(id(pool_request.connection))
 
     return closing_connections
