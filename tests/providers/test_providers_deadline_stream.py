@@ -147,7 +147,12 @@ def test_the_native_path_gives_httpcores_outcome(name: str) -> None:
     assert native == expected
 
 
-def test_a_models_client_reads_through_the_native_path() -> None:
+@pytest.mark.parametrize('sniffio_installed', [True, False])
+def test_a_models_client_reads_through_the_native_path(
+    sniffio_installed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sniffio_installed:  # not a toolweave dependency (httpx and anyio 4 do without it): importing it fails
+        monkeypatch.setitem(sys.modules, 'sniffio', None)
     head = b'{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}'
     done = b'{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
     body = b'data: ' + head + b'\n\ndata: ' + done + b'\n\ndata: [DONE]\n\n'

@@ -140,14 +140,12 @@ def _native_bytes(inner: httpcore.AsyncNetworkStream) -> anyio.abc.ByteStream | 
     """The anyio byte stream of httpcore's anyio stream ``inner`` when this task runs on asyncio (3.11+), else ``None``."""
     if not _NATIVE_TIMEOUT or type(inner) is not AnyIOStream:
         return None
-    import sniffio
-
-    try:
-        on_asyncio = sniffio.current_async_library() == 'asyncio'
-    except sniffio.AsyncLibraryNotFoundError:
+    try:  # as anyio itself tells asyncio without sniffio: trio, or no loop, has no running asyncio loop
+        asyncio.get_running_loop()
+    except RuntimeError:
         return None
     stream = getattr(inner, '_stream', None)
-    return stream if on_asyncio and isinstance(stream, anyio.abc.ByteStream) else None
+    return stream if isinstance(stream, anyio.abc.ByteStream) else None
 
 
 async def _read(stream: anyio.abc.ByteStream, max_bytes: int, timeout: float | None) -> bytes:
