@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, final
 
 __all__ = [
+    'ArgumentDecoder',
     'PartialArguments',
     'SchemaValidator',
     'StreamAggregator',
@@ -21,6 +22,16 @@ __all__ = [
 ]
 
 __version__: str
+
+@final
+class ArgumentDecoder:
+    """Tool arguments parsed, validated and converted in one step against a pydantic core schema."""
+
+    @staticmethod
+    def build(core_schema: Mapping[str, Any]) -> ArgumentDecoder | None:
+        """The decoder of ``core_schema``, or None when any part of it is outside the supported subset."""
+    def decode(self, text: str) -> Any | None:
+        """What ``validate_json(text)`` returns, or None when the decoder is not certain of it."""
 
 @final
 class StreamAggregator:

@@ -1,5 +1,6 @@
 //! The Python binding: `toolweave._core`.
 
+mod decode;
 mod errors;
 mod incremental;
 mod json;
@@ -20,6 +21,8 @@ fn python_version() -> String {
 
 #[pymodule(gil_used = false)]
 pub mod _core {
+    #[pymodule_export]
+    use super::decode::ArgumentDecoder;
     #[pymodule_export]
     use super::incremental::PartialArguments;
     #[pymodule_export]
