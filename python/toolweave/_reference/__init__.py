@@ -4,6 +4,7 @@ They document the behaviour in readable form and serve as the oracle of the diff
 Select them at run time with ``TOOLWEAVE_PURE=1`` (see :mod:`toolweave._native`).
 """
 
+from toolweave._reference.decode import ArgumentDecoder
 from toolweave._reference.incremental import PartialArguments
 from toolweave._reference.json import parse_arguments
 from toolweave._reference.numbers import numbers_fine
@@ -18,6 +19,7 @@ from toolweave._reference.stream import StreamAggregator
 from toolweave._reference.usage import UsageAccumulator
 
 __all__ = [
+    'ArgumentDecoder',
     'PartialArguments',
     'SchemaValidator',
     'StreamAggregator',

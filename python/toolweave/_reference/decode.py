@@ -1,0 +1,707 @@
+"""Twin of ``toolweave._core.ArgumentDecoder``: valid tool arguments decoded without pydantic's ``validate_json``.
+
+``ArgumentDecoder.build(core_schema)`` compiles a plan, once, from a pydantic core schema
+(``TypeAdapter(X).core_schema``) when every node, key and config in it is in the subset below;
+otherwise it returns ``None``. ``decode(text)`` returns exactly what
+``TypeAdapter(X).validator.validate_json(text)`` returns when that succeeds and every number in the
+result is fine for toolweave (ints within signed 64 bits, floats finite), and ``None`` whenever it is
+not certain of that (the caller then runs pydantic). It parses with :func:`parse_arguments`
+(strict), CHECKs the parsed value against the plan without side effects, and only then BUILDs the
+result (enum members, ``int`` -> ``float``, model instances, defaults, ``default_factory`` calls), so
+user code runs at most once per call.
+
+The subset, with the pydantic-core rule each node follows (files under ``src/validators/``):
+
+* ``str`` (``min_length``/``max_length`` in code points), ``bool``, ``none``, ``any``, ``nullable``;
+* ``int`` (JSON integers only, no ``3.0`` or ``"3"``: pydantic's lax coercions are left to it;
+  ``ge``/``gt``/``le``/``lt``/``multiple_of``), ``float`` (JSON numbers, ``float(value)``; bounds);
+* ``literal`` (``literal.rs``: the value looked up as pydantic's ``LiteralLookup`` does, here only
+  for a JSON value of the same JSON type as an expected value or enum member value);
+* ``enum`` with ``sub_type`` ``'str'``/``'int'`` and no ``missing`` hook (``enum_.rs``: the member
+  whose value equals the JSON value, the last one for equal values);
+* ``list``, ``dict`` with ``str`` keys (a duplicate key in the text, undetectable after parsing, is
+  refused by a count of ``:`` characters when the plan holds such a dict: pydantic validates every
+  pair, not only the last);
+* ``typed-dict`` (``typed_dict.rs``: its own config only; output keys in schema order, then kept
+  extras in input order; ``forbid``/``ignore``, ``allow`` without ``extras_schema``), ``model``
+  with ``model-fields`` (``model.rs``/``model_fields.rs``: ``object.__new__`` then ``__dict__``,
+  ``__pydantic_extra__ = None``, ``__pydantic_private__ = None``, ``__pydantic_fields_set__`` = the
+  names sent; no ``__init__``, post-init, root model or ``allow``); a field's ``validation_alias``
+  (a plain ``str``) is its JSON key;
+* ``default`` as a field's schema (``with_default.rs``: an unhashable default is deep-copied per use,
+  a hashable one is returned as it is; ``default_factory`` is called, ``takes_data`` refused);
+* ``definitions`` / ``definition-ref`` (recursive types).
+
+Nesting deeper than :data:`MAX_DEPTH` containers is refused (pydantic's JSON parser has its own
+limit). Anything else -- validators, unions, tuples, sets, dates, ``strict``, string transforms,
+patterns, unknown keys -- makes ``build`` return ``None``.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pydantic
+
+from toolweave._reference.json import parse_arguments
+from toolweave._reference.numbers import numbers_fine
+from toolweave.exceptions import ToolArgumentsError
+
+__all__ = ['MAX_DEPTH', 'ArgumentDecoder']
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+MAX_DEPTH = 100
+"""Deepest container nesting decoded (the top-level object is depth 0); deeper values answer ``None``."""
+_JSON_WS = ' \t\n\r'
+
+_COMMON = frozenset({'type', 'ref', 'metadata', 'serialization'})
+_CONFIG_FREE = frozenset(
+    {'title', 'extra_fields_behavior', 'typed_dict_total', 'loc_by_alias', 'hide_input_in_errors'}
+    | {'validation_error_cause', 'ser_json_timedelta', 'ser_json_temporal', 'ser_json_bytes', 'ser_json_inf_nan'}
+    | {'val_json_bytes', 'cache_strings', 'serialize_by_alias', 'from_attributes', 'revalidate_instances'}
+    | {'allow_inf_nan', 'coerce_numbers_to_str', 'regex_engine', 'url_preserve_empty_path', 'ser_json_val_json'}
+)
+"""Core config keys that change nothing for the subset (JSON input, no instances, no patterns)."""
+_CONFIG_DEFAULTS: dict[str, Any] = {
+    'validate_by_alias': True,
+    'validate_by_name': False,
+    'strict': False,
+    'validate_default': False,
+    'str_strip_whitespace': False,
+    'str_to_lower': False,
+    'str_to_upper': False,
+}
+"""Core config keys allowed only with the value that changes nothing."""
+_MODEL_KEYS = frozenset(
+    {'cls', 'schema', 'config', 'custom_init', 'root_model', 'post_init', 'generic_origin', 'frozen'}
+    | {'revalidate_instances', 'extra_behavior'}
+)
+_FIELD_KEYS = frozenset(
+    {'schema', 'validation_alias', 'serialization_alias', 'serialization_exclude', 'serialization_exclude_if'}
+)
+_DEFAULT_KEYS = frozenset(
+    {'schema', 'default', 'default_factory', 'default_factory_takes_data', 'on_error', 'validate_default'}
+)
+
+
+class _Unsure(Exception):
+    """A schema outside the subset (build) or a value not certain (build phase of decode)."""
+
+
+class ArgumentDecoder:
+    """A plan compiled from a pydantic core schema; see the module docstring. Immutable; thread-safe."""
+
+    __slots__ = ('_counts_pairs', '_root')
+
+    def __init__(self, root: _Node, counts_pairs: bool) -> None:
+        self._root = root
+        self._counts_pairs = counts_pairs
+
+    @staticmethod
+    def build(core_schema: Mapping[str, Any]) -> ArgumentDecoder | None:
+        """The decoder of ``core_schema``, or ``None`` when any part of it is outside the subset. Never raises."""
+        try:
+            compiler = _Compiler()
+            root = compiler.node(core_schema, None)
+            compiler.finish()
+        except Exception:  # noqa: BLE001 - malformed or unknown schemas: no plan
+            return None
+        return ArgumentDecoder(root, compiler.counts_pairs)
+
+    def decode(self, text: str) -> Any | None:
+        """What ``validate_json(text)`` returns, or ``None`` when not certain (see the module docstring).
+
+        Raises:
+            Exception: only what a ``default_factory`` raises.
+        """
+        if type(text) is not str:
+            return None
+        try:
+            value = parse_arguments(text)
+        except ToolArgumentsError:
+            return None
+        if not value and not text.strip(_JSON_WS):  # empty text: {} for us, invalid JSON for pydantic
+            return None
+        if self._counts_pairs and not _no_duplicate_keys(text, value):
+            return None
+        if not self._root.check(value, 0):
+            return None
+        try:
+            return self._root.build(value)
+        except _Unsure:  # a default_factory's result with a number toolweave refuses
+            return None
+
+
+# ---------------------------------------------------------------------------------------------- plan nodes
+
+
+class _Node:
+    """A compiled schema node: ``check`` (no side effects) then ``build`` (only after ``check`` passed)."""
+
+    __slots__ = ()
+
+    def check(self, value: Any, depth: int) -> bool:
+        raise NotImplementedError
+
+    def build(self, value: Any) -> Any:
+        return value
+
+
+class _Str(_Node):
+    __slots__ = ('max_length', 'min_length')
+
+    def __init__(self, min_length: int, max_length: int | None) -> None:
+        self.min_length, self.max_length = min_length, max_length
+
+    def check(self, value: Any, depth: int) -> bool:
+        if type(value) is not str:
+            return False
+        size = len(value)
+        return size >= self.min_length and (self.max_length is None or size <= self.max_length)
+
+
+class _Bounds:
+    """``ge``/``gt``/``le``/``lt`` of a number node (``None``: absent)."""
+
+    __slots__ = ('ge', 'gt', 'le', 'lt')
+
+    def __init__(self, node: Mapping[str, Any], fits: Callable[[Any], bool]) -> None:
+        if any(node.get(key) is not None and not fits(node[key]) for key in self.__slots__):
+            raise _Unsure('bounds')
+        self.ge: Any = node.get('ge')
+        self.gt: Any = node.get('gt')
+        self.le: Any = node.get('le')
+        self.lt: Any = node.get('lt')
+
+    def hold(self, number: float) -> bool:
+        return not (
+            (self.ge is not None and not number >= self.ge)
+            or (self.gt is not None and not number > self.gt)
+            or (self.le is not None and not number <= self.le)
+            or (self.lt is not None and not number < self.lt)
+        )
+
+
+class _Int(_Node):
+    __slots__ = ('bounds', 'multiple_of')
+
+    def __init__(self, bounds: _Bounds, multiple_of: int | None) -> None:
+        self.bounds, self.multiple_of = bounds, multiple_of
+
+    def check(self, value: Any, depth: int) -> bool:
+        if type(value) is not int or not INT64_MIN <= value <= INT64_MAX or not self.bounds.hold(value):
+            return False
+        return self.multiple_of is None or value % self.multiple_of == 0
+
+
+class _Float(_Node):
+    __slots__ = ('bounds',)
+
+    def __init__(self, bounds: _Bounds) -> None:
+        self.bounds = bounds
+
+    def check(self, value: Any, depth: int) -> bool:
+        kind = type(value)
+        if kind is float:
+            return math.isfinite(value) and self.bounds.hold(value)
+        return kind is int and INT64_MIN <= value <= INT64_MAX and self.bounds.hold(float(value))
+
+    def build(self, value: Any) -> Any:
+        return float(value)
+
+
+class _Bool(_Node):
+    __slots__ = ()
+
+    def check(self, value: Any, depth: int) -> bool:
+        return type(value) is bool
+
+
+class _None(_Node):
+    __slots__ = ()
+
+    def check(self, value: Any, depth: int) -> bool:
+        return value is None
+
+
+class _Any(_Node):
+    """The parsed value as it is, when every number inside is fine."""
+
+    __slots__ = ()
+
+    def check(self, value: Any, depth: int) -> bool:
+        return _json_numbers_fine(value, depth)
+
+
+class _Nullable(_Node):
+    __slots__ = ('inner',)
+
+    def __init__(self, inner: _Node) -> None:
+        self.inner = inner
+
+    def check(self, value: Any, depth: int) -> bool:
+        return value is None or self.inner.check(value, depth)
+
+    def build(self, value: Any) -> Any:
+        return None if value is None else self.inner.build(value)
+
+
+class _Lookup(_Node):
+    """``literal`` and ``enum``: a JSON scalar, by ``(type, value)``, -> what pydantic returns for it."""
+
+    __slots__ = ('table',)
+
+    def __init__(self, table: dict[tuple[type, Any], Any]) -> None:
+        self.table = table
+
+    def check(self, value: Any, depth: int) -> bool:
+        kind = type(value)
+        return (kind is str or kind is int or kind is bool or value is None) and (kind, value) in self.table
+
+    def build(self, value: Any) -> Any:
+        return self.table[type(value), value]
+
+
+class _List(_Node):
+    __slots__ = ('item', 'max_length', 'min_length')
+
+    def __init__(self, item: _Node, min_length: int, max_length: int | None) -> None:
+        self.item, self.min_length, self.max_length = item, min_length, max_length
+
+    def check(self, value: Any, depth: int) -> bool:
+        if (
+            type(value) is not list
+            or depth >= MAX_DEPTH
+            or not _size_fits(len(value), self.min_length, self.max_length)
+        ):
+            return False
+        check, depth = self.item.check, depth + 1
+        return all(check(item, depth) for item in value)
+
+    def build(self, value: Any) -> Any:
+        build = self.item.build
+        return [build(item) for item in value]
+
+
+class _Dict(_Node):
+    __slots__ = ('max_length', 'min_length', 'values')
+
+    def __init__(self, values: _Node, min_length: int, max_length: int | None) -> None:
+        self.values, self.min_length, self.max_length = values, min_length, max_length
+
+    def check(self, value: Any, depth: int) -> bool:
+        if (
+            type(value) is not dict
+            or depth >= MAX_DEPTH
+            or not _size_fits(len(value), self.min_length, self.max_length)
+        ):
+            return False
+        check, depth = self.values.check, depth + 1
+        return all(check(item, depth) for item in value.values())
+
+    def build(self, value: Any) -> Any:
+        build = self.values.build
+        return {key: build(item) for key, item in value.items()}
+
+
+class _Default:
+    """A missing field's value (``with_default.rs``): the default (deep-copied if unhashable) or the factory's."""
+
+    __slots__ = ('copied', 'factory', 'value')
+
+    def __init__(self, node: Mapping[str, Any]) -> None:
+        self.factory: Callable[[], Any] | None = node.get('default_factory')
+        self.value = node.get('default')
+        if self.factory is None:
+            if not numbers_fine(self.value, pydantic.BaseModel, enum.Enum):
+                raise _Unsure('default')
+            self.copied = _unhashable(self.value)
+        elif not callable(self.factory) or 'default' in node or node.get('default_factory_takes_data'):
+            raise _Unsure('default_factory')
+
+    def get(self) -> Any:
+        if self.factory is None:
+            return copy.deepcopy(self.value) if self.copied else self.value
+        made = self.factory()
+        if not numbers_fine(made, pydantic.BaseModel, enum.Enum):
+            raise _Unsure('default_factory result')
+        return made
+
+
+class _Field:
+    """A member of a TypedDict or model: output ``name``, JSON ``key``, value node, what a missing one gets."""
+
+    __slots__ = ('default', 'key', 'name', 'node', 'required')
+
+    def __init__(self, name: str, key: str, node: _Node, required: bool, default: _Default | None) -> None:
+        self.name, self.key, self.node, self.required, self.default = name, key, node, required, default
+
+
+class _Members(_Node):
+    """The fields of a ``typed-dict`` (output: a ``dict``) or of ``model-fields`` (see :class:`_Model`)."""
+
+    __slots__ = ('extra', 'fields', 'keys')
+
+    def __init__(self, fields: tuple[_Field, ...], extra: str) -> None:
+        self.fields, self.extra = fields, extra
+        self.keys = frozenset(field.key for field in fields)
+        if len(self.keys) != len(fields):
+            raise _Unsure('two fields read the same key')
+
+    def check(self, value: Any, depth: int) -> bool:
+        if type(value) is not dict or depth >= MAX_DEPTH:
+            return False
+        depth += 1
+        found = 0
+        for field in self.fields:
+            if field.key in value:
+                found += 1
+                if not field.node.check(value[field.key], depth):
+                    return False
+            elif field.required and field.default is None:
+                return False
+        if found == len(value) or self.extra == 'ignore':
+            return True
+        if self.extra == 'forbid':
+            return False
+        keys = self.keys  # 'allow': the extras are kept as parsed
+        return all(_json_numbers_fine(item, depth) for key, item in value.items() if key not in keys)
+
+    def members(self, value: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+        """The output dict in schema order (defaults filled), and the names of the fields sent."""
+        out: dict[str, Any] = {}
+        sent: set[str] = set()
+        for field in self.fields:
+            if field.key in value:
+                out[field.name] = field.node.build(value[field.key])
+                sent.add(field.name)
+            elif field.default is not None:
+                out[field.name] = field.default.get()
+        if self.extra == 'allow' and len(sent) != len(value):
+            keys = self.keys
+            out.update((key, item) for key, item in value.items() if key not in keys)
+        return out, sent
+
+    def build(self, value: Any) -> Any:
+        return self.members(value)[0]
+
+
+class _Model(_Node):
+    """An instance built as pydantic-core's ``ModelValidator.validate_construct`` does (no ``__init__``)."""
+
+    __slots__ = ('cls', 'fields')
+
+    def __init__(self, cls: type, fields: _Members) -> None:
+        self.cls, self.fields = cls, fields
+
+    def check(self, value: Any, depth: int) -> bool:
+        return self.fields.check(value, depth)
+
+    def build(self, value: Any) -> Any:
+        members, sent = self.fields.members(value)
+        instance: Any = object.__new__(self.cls)
+        object.__setattr__(instance, '__dict__', members)
+        object.__setattr__(instance, '__pydantic_extra__', None)
+        object.__setattr__(instance, '__pydantic_private__', None)
+        object.__setattr__(instance, '__pydantic_fields_set__', sent)
+        return instance
+
+
+class _Ref(_Node):
+    """A ``definition-ref``: the definition's node, compiled once (recursive types)."""
+
+    __slots__ = ('target',)
+
+    def __init__(self) -> None:
+        self.target: _Node | None = None
+
+    def check(self, value: Any, depth: int) -> bool:
+        assert self.target is not None
+        return self.target.check(value, depth)
+
+    def build(self, value: Any) -> Any:
+        assert self.target is not None
+        return self.target.build(value)
+
+
+# ---------------------------------------------------------------------------------------------- value rules
+
+
+def _size_fits(size: int, low: int, high: int | None) -> bool:
+    return size >= low and (high is None or size <= high)
+
+
+def _json_numbers_fine(value: Any, depth: int) -> bool:
+    """Whether every number in the parsed JSON ``value`` is an int within 64 bits or a finite float."""
+    kind = type(value)
+    if kind is int:
+        return bool(INT64_MIN <= value <= INT64_MAX)
+    if kind is float:
+        return math.isfinite(value)
+    if kind is list:
+        return depth < MAX_DEPTH and all(_json_numbers_fine(item, depth + 1) for item in value)
+    if kind is dict:
+        return depth < MAX_DEPTH and all(_json_numbers_fine(item, depth + 1) for item in value.values())
+    return True
+
+
+def _no_duplicate_keys(text: str, value: dict[str, Any]) -> bool:
+    r"""Whether the object members of ``text`` are exactly those of its parsed ``value`` (no key given twice).
+
+    Every ``:`` of the text either ends a member's key or stands in a string, as itself (only
+    ``\u003a`` writes one otherwise, refused here); so the text has no duplicate key exactly when its
+    count of ``:`` is the count of members plus the ``:`` inside the parsed strings.
+    """
+    if '\\u003a' in text or '\\u003A' in text:
+        return False
+    return text.count(':') == _colons(value)
+
+
+def _colons(value: Any) -> int:
+    kind = type(value)
+    if kind is str:
+        return int(value.count(':'))
+    if kind is list:
+        return sum(_colons(item) for item in value)
+    if kind is dict:
+        return len(value) + sum(int(key.count(':')) + _colons(item) for key, item in value.items())
+    return 0
+
+
+def _unhashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- compiler
+
+
+def _keys(node: Mapping[str, Any], allowed: frozenset[str] | set[str]) -> None:
+    """Refuse a node with a key outside ``allowed`` (and the keys every node may have)."""
+    if not isinstance(node, Mapping) or any(key not in allowed and key not in _COMMON for key in node):
+        raise _Unsure(node)
+
+
+def _length(node: Mapping[str, Any], key: str, default: int | None) -> Any:
+    value = node.get(key, default)
+    if value is not None and (type(value) is not int or value < 0):
+        raise _Unsure(key)
+    return value
+
+
+def _is_int64(value: Any) -> bool:
+    return type(value) is int and INT64_MIN <= value <= INT64_MAX
+
+
+def _is_exact_float(value: Any) -> bool:
+    """A bound a float compares with as pydantic does (as a double): a finite float, or an int a double holds."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is int and -(2**53) <= value <= 2**53
+
+
+def _checked_config(config: Any) -> Mapping[str, Any]:
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise _Unsure('config')
+    for key, value in config.items():
+        if key in _CONFIG_DEFAULTS:
+            if value != _CONFIG_DEFAULTS[key] or type(value) is not bool:
+                raise _Unsure(key)
+        elif key not in _CONFIG_FREE:
+            raise _Unsure(key)
+    return config
+
+
+def _extra(node: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """``ExtraBehavior::from_schema_or_config`` (``build_tools.rs``): the node's, else the config's, else ignore."""
+    extra = node.get('extra_behavior') or config.get('extra_fields_behavior') or 'ignore'
+    if extra not in ('forbid', 'ignore', 'allow') or node.get('extras_schema') is not None:
+        raise _Unsure('extra')
+    return str(extra)
+
+
+def _literal_table(expected: list[Any]) -> dict[tuple[type, Any], Any]:
+    """``LiteralLookup`` (``literal.rs``) emulated for the JSON scalars an expected value stands for.
+
+    Keys are ``(JSON type, value)`` for each expected ``bool``/``int``/``str``/``None`` and each enum
+    member with an exact ``int``/``str`` value; values are what pydantic returns for that JSON value.
+    """
+    bools: dict[bool, int] = {}
+    ints: dict[int, int] = {}
+    strs: dict[str, int] = {}
+    objects: dict[Any, int] = {}
+    primitives: dict[Any, int] = {}
+    for index, item in enumerate(expected):
+        if type(item) is bool:
+            bools[item] = primitives[item] = index
+        if _is_int64(item):
+            ints[item] = primitives[item] = index
+        elif type(item) is str:
+            strs[item] = primitives[item] = index
+        else:
+            objects[item] = index  # TypeError (unhashable): pydantic compares them one by one; not here
+    table: dict[tuple[type, Any], Any] = {}
+    for item in expected:
+        if type(item) is bool:
+            table[bool, item] = expected[bools[item]]
+            continue
+        scalar = item.value if isinstance(item, enum.Enum) else item
+        if not (_is_int64(scalar) or type(scalar) is str or scalar is None):
+            continue
+        first: dict[Any, int] = ints if type(scalar) is int else strs if type(scalar) is str else {}
+        for lookup in (first, objects, primitives):
+            found = lookup.get(scalar)
+            if found is not None:
+                table[type(scalar), scalar] = expected[found]
+                break
+    return table
+
+
+def _enum_table(node: Mapping[str, Any]) -> dict[tuple[type, Any], Any]:
+    """``enum_.rs`` with ``sub_type`` str or int: a member's value (that JSON type only) -> the member."""
+    cls, members, sub_type = node['cls'], node['members'], node.get('sub_type')
+    kind: type | None = {'str': str, 'int': int}.get(sub_type)  # type: ignore[arg-type]
+    if kind is None or 'missing' in node or not isinstance(cls, type) or not members:
+        raise _Unsure('enum')
+    table: dict[tuple[type, Any], Any] = {}
+    for member in members:
+        value = getattr(member, 'value', None)
+        if not isinstance(member, cls) or type(value) is not kind:
+            raise _Unsure('enum member')
+        if kind is int and not _is_int64(value):
+            continue
+        table[kind, value] = member
+    return table
+
+
+class _Compiler:
+    """Core schema -> plan nodes; definitions compiled once into :class:`_Ref` targets."""
+
+    def __init__(self) -> None:
+        self.definitions: dict[str, Mapping[str, Any]] = {}
+        self.refs: dict[str, _Ref] = {}
+        self.counts_pairs = False
+
+    def finish(self) -> None:
+        """Compile every definition referred to (more may be referred to while doing so)."""
+        done: set[str] = set()
+        while len(done) < len(self.refs):
+            for name, ref in list(self.refs.items()):
+                if name not in done:
+                    done.add(name)
+                    ref.target = self.node(self.definitions[name], None)
+
+    def node(self, node: Mapping[str, Any], config: Mapping[str, Any] | None) -> _Node:  # noqa: C901 - one dispatch
+        kind = node['type']
+        if kind == 'str':
+            _keys(node, {'min_length', 'max_length'})
+            return _Str(_length(node, 'min_length', 0), _length(node, 'max_length', None))
+        if kind == 'int':
+            _keys(node, {'ge', 'gt', 'le', 'lt', 'multiple_of'})
+            multiple_of = node.get('multiple_of')
+            if multiple_of is not None and (not _is_int64(multiple_of) or multiple_of == 0):
+                raise _Unsure('multiple_of')
+            return _Int(_Bounds(node, lambda bound: type(bound) is int), multiple_of)
+        if kind == 'float':
+            _keys(node, {'ge', 'gt', 'le', 'lt', 'allow_inf_nan'})
+            return _Float(_Bounds(node, _is_exact_float))
+        if kind in ('bool', 'none', 'any'):
+            _keys(node, set())
+            return {'bool': _Bool, 'none': _None, 'any': _Any}[kind]()
+        if kind == 'nullable':
+            _keys(node, {'schema'})
+            return _Nullable(self.node(node['schema'], config))
+        if kind == 'literal':
+            _keys(node, {'expected'})
+            return _Lookup(_literal_table(list(node['expected'])))
+        if kind == 'enum':
+            _keys(node, {'cls', 'members', 'sub_type'})
+            return _Lookup(_enum_table(node))
+        if kind == 'list':
+            _keys(node, {'items_schema', 'min_length', 'max_length', 'fail_fast'})
+            item = self.node(node['items_schema'], config) if 'items_schema' in node else _Any()
+            return _List(item, _length(node, 'min_length', 0), _length(node, 'max_length', None))
+        if kind == 'dict':
+            return self.dict(node, config)
+        if kind == 'typed-dict':
+            return self.typed_dict(node)
+        if kind == 'model':
+            return self.model(node)
+        if kind == 'definitions':
+            _keys(node, {'schema', 'definitions'})
+            for definition in node['definitions']:
+                self.definitions[definition['ref']] = definition
+            return self.node(node['schema'], config)
+        if kind == 'definition-ref':
+            _keys(node, {'schema_ref'})
+            name = node['schema_ref']
+            if name not in self.definitions:
+                raise _Unsure(name)
+            return self.refs.setdefault(name, _Ref())
+        raise _Unsure(kind)
+
+    def dict(self, node: Mapping[str, Any], config: Mapping[str, Any] | None) -> _Node:
+        _keys(node, {'keys_schema', 'values_schema', 'min_length', 'max_length', 'fail_fast'})
+        keys = self.node(node['keys_schema'], config) if 'keys_schema' in node else _Str(0, None)
+        if not isinstance(keys, _Str) or keys.min_length or keys.max_length is not None:
+            raise _Unsure('keys_schema')
+        values = self.node(node['values_schema'], config) if 'values_schema' in node else _Any()
+        if not isinstance(values, _Any):
+            self.counts_pairs = True  # pydantic validates each pair of a duplicate key, not only the last
+        return _Dict(values, _length(node, 'min_length', 0), _length(node, 'max_length', None))
+
+    def typed_dict(self, node: Mapping[str, Any]) -> _Node:
+        _keys(
+            node, {'fields', 'cls', 'cls_name', 'computed_fields', 'extras_schema', 'extra_behavior', 'total', 'config'}
+        )
+        config = _checked_config(node.get('config'))  # typed dicts use their own config only
+        total = node.get('total', config.get('typed_dict_total', True))
+        fields = []
+        for name, field in node['fields'].items():
+            _keys(field, _FIELD_KEYS | {'required'})
+            required = field.get('required', total)
+            fields.append(self.field(name, field, config, bool(required)))
+        return _Members(tuple(fields), _extra(node, config))
+
+    def model(self, node: Mapping[str, Any]) -> _Node:
+        _keys(node, _MODEL_KEYS)
+        cls = node['cls']
+        if node.get('custom_init') or node.get('root_model') or node.get('post_init') is not None:
+            raise _Unsure('model')
+        if not isinstance(cls, type) or cls.__new__ is not object.__new__:  # type: ignore[comparison-overlap]
+            raise _Unsure('cls')
+        config = _checked_config(node.get('config'))  # models use their own config only
+        inner = node['schema']
+        _keys(inner, {'fields', 'model_name', 'computed_fields', 'extra_behavior', 'extras_schema'})
+        if inner['type'] != 'model-fields' or _extra(inner, config) == 'allow':
+            raise _Unsure('model-fields')
+        fields = []
+        for name, field in inner['fields'].items():
+            _keys(field, _FIELD_KEYS | {'frozen'})
+            fields.append(self.field(name, field, config, True))
+        return _Model(cls, _Members(tuple(fields), _extra(inner, config)))
+
+    def field(self, name: str, field: Mapping[str, Any], config: Mapping[str, Any], required: bool) -> _Field:
+        key = field.get('validation_alias', name)
+        if type(name) is not str or type(key) is not str:
+            raise _Unsure('validation_alias')
+        schema = field['schema']
+        default = None
+        if schema['type'] == 'default':
+            _keys(schema, _DEFAULT_KEYS)
+            if schema.get('on_error', 'raise') != 'raise' or schema.get('validate_default'):
+                raise _Unsure('default')
+            if 'default' in schema or 'default_factory' in schema:
+                default = _Default(schema)
+            schema = schema['schema']
+        return _Field(name, key, self.node(schema, config), required, default)
