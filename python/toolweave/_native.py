@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     'IMPLEMENTATION',
+    'ArgumentDecoder',
     'PartialArguments',
     'SchemaValidator',
     'StreamAggregator',
@@ -30,6 +31,7 @@ IMPLEMENTATION: str
 
 if TYPE_CHECKING:
     from toolweave._core import (
+        ArgumentDecoder,
         PartialArguments,
         SchemaValidator,
         StreamAggregator,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     IMPLEMENTATION = 'rust'
 elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
     from toolweave._reference import (
+        ArgumentDecoder,
         PartialArguments,
         SchemaValidator,
         StreamAggregator,
@@ -60,6 +63,7 @@ elif os.environ.get('TOOLWEAVE_PURE', '') == '1':
     IMPLEMENTATION = 'reference'
 else:
     from toolweave._core import (
+        ArgumentDecoder,
         PartialArguments,
         SchemaValidator,
         StreamAggregator,

@@ -584,6 +584,16 @@ def _enum_table(node: Mapping[str, Any]) -> dict[tuple[type, Any], Any]:
     return table
 
 
+def _chain_ends(node: _Node) -> None:
+    """Refuse a definition that is only itself through ``definition-ref``/``nullable`` (no value would end it)."""
+    seen: set[int] = set()
+    while isinstance(node, _Ref | _Nullable):
+        if id(node) in seen:
+            raise _Unsure('a definition that is only itself')
+        seen.add(id(node))
+        node = node.target if isinstance(node, _Ref) else node.inner  # type: ignore[assignment]
+
+
 class _Compiler:
     """Core schema -> plan nodes; definitions compiled once into :class:`_Ref` targets."""
 
@@ -600,6 +610,8 @@ class _Compiler:
                 if name not in done:
                     done.add(name)
                     ref.target = self.node(self.definitions[name], None)
+        for ref in self.refs.values():
+            _chain_ends(ref)
 
     def node(self, node: Mapping[str, Any], config: Mapping[str, Any] | None) -> _Node:  # noqa: C901 - one dispatch
         kind = node['type']

@@ -26,7 +26,7 @@ from typing import Any
 import pydantic
 import pydantic_core
 
-from toolweave._native import parse_arguments
+from toolweave._native import ArgumentDecoder, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._numbers import BOUND_ERRORS, number_problems, numbers_checker
 from toolweave.tools.context import ToolContext
@@ -132,6 +132,7 @@ class MethodToolCallback:
         self._positional = _getter(tuple(p.name for p in self._schema.parameters if not p.keyword_only))
         self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
         self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
+        self._decoder: ArgumentDecoder | None | bool = False  # False: not built yet (first call)
         self._fills = tuple(
             (p.name, None if p.default is inspect.Parameter.empty else p.default)
             for p in self._schema.parameters
@@ -282,6 +283,11 @@ class MethodToolCallback:
             ToolExecutionError: invalid arguments, or a number the model sent is not finite or not a
                 64-bit integer.
         """
+        decoder = self._decoder if self._decoder is not False else self._build_decoder()
+        if isinstance(decoder, ArgumentDecoder):
+            decoded: dict[str, Any] | None = decoder.decode(tool_input)
+            if decoded is not None:  # what validate_json gives, numbers fine: nothing to walk
+                return self._with_defaults(decoded) if self._fills else decoded
         checked = self._schema.checked_arguments
         if checked is not None:
             try:
@@ -311,6 +317,19 @@ class MethodToolCallback:
             if problems:
                 raise invalid_arguments(self._definition, problems)
         return self._with_defaults(values) if self._fills else values
+
+    def _build_decoder(self) -> ArgumentDecoder | None:
+        """The :class:`~toolweave._native.ArgumentDecoder` of ``arguments`` (built on the first call; ``None``: none).
+
+        It decodes valid arguments exactly as ``validate_json`` and the numbers walk would accept them,
+        without pydantic; ``None`` when the schema is outside its subset (or the validator is still deferred,
+        tried again next call).
+        """
+        adapter = self._schema.arguments
+        if adapter is None or type(adapter.validator) is not pydantic_core.SchemaValidator:
+            return None
+        self._decoder = decoder = ArgumentDecoder.build(adapter.core_schema)
+        return decoder
 
     def _numbers_fine(self, adapter: pydantic.TypeAdapter[Any], values: dict[str, Any]) -> bool:
         """Whether ``values`` (validated by ``adapter``) pass the schema's generated check (:func:`numbers_checker`).

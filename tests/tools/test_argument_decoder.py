@@ -1,0 +1,437 @@
+"""``ArgumentDecoder`` (twin and Rust) against pydantic itself: a non-None decode is exactly ``validate_json``'s result.
+
+Shapes are built at run time (models, TypedDicts, enums, literals, optionals, lists, dicts, defaults,
+aliases, recursive types); texts are valid, near-valid (wrong types, digit strings, floats for ints,
+big ints, duplicate keys, extra and missing keys, lone surrogates). Compared: value, type tree, enum
+identity, ``__dict__`` order, ``model_fields_set``, extras, private; plainly valid texts must decode.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from typing import Annotated, Any, Literal, Optional
+
+import pydantic
+import pytest
+import toolweave._core as core
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toolweave._reference import ArgumentDecoder as TwinDecoder
+from toolweave.tools import MethodToolCallback
+from typing_extensions import TypedDict
+
+INT64 = 2**63
+
+
+class Color(str, enum.Enum):
+    RED = 'red'
+    GREEN = 'green'
+    CRIMSON = 'red'  # noqa: PIE796 - an alias: pydantic gives the canonical member
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Tree(pydantic.BaseModel):
+    label: str
+    children: list[Tree] = []
+
+
+class TreeDict(TypedDict):
+    name: str
+    kids: list[TreeDict]
+
+
+def _rust_ready() -> bool:
+    decoder = getattr(core, 'ArgumentDecoder', None)
+    return decoder is not None and decoder.build(pydantic.TypeAdapter(list[int]).core_schema) is not None
+
+
+IMPLS = [
+    pytest.param(TwinDecoder, id='twin'),
+    pytest.param(
+        getattr(core, 'ArgumentDecoder', None),
+        id='rust',
+        marks=pytest.mark.skipif(not _rust_ready(), reason='the Rust ArgumentDecoder is still a skeleton'),
+    ),
+]
+
+# ------------------------------------------------------------------------------------------ shapes and values
+
+LEAVES: list[tuple[Any, Any]] = [
+    (str, st.text(max_size=8)),
+    (int, st.integers(-(2**40), 2**40)),
+    (float, st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=64), st.integers(-1000, 1000))),
+    (bool, st.booleans()),
+    (type(None), st.none()),
+    (
+        Any,
+        st.recursive(
+            st.one_of(st.none(), st.booleans(), st.integers(-100, 100), st.text(max_size=4)),
+            lambda inner: st.lists(inner, max_size=3),
+            max_leaves=5,
+        ),
+    ),
+    (Literal['a', 'b', 1, True, None], st.sampled_from(['a', 'b', 1, True, None])),  # noqa: PYI061 - None among the expected values
+    (Literal[Color.RED, 'x'], st.sampled_from(['red', 'x'])),
+    (Literal[Level.LOW, 2], st.sampled_from([1, 2])),
+    (Color, st.sampled_from(['red', 'green'])),
+    (Level, st.sampled_from([1, 2])),
+    (Annotated[int, pydantic.Field(ge=0, le=10, multiple_of=2)], st.integers(-2, 12)),
+    (Annotated[float, pydantic.Field(gt=-1.5, lt=1e6)], st.floats(-2, 2)),
+    (Annotated[str, pydantic.Field(min_length=1, max_length=3)], st.text(max_size=4)),
+]
+
+NAMES = ['alpha', 'beta', 'gamma', 'delta']
+_counter = iter(range(10**9))
+
+
+def _shape(depth: int) -> st.SearchStrategy[tuple[Any, st.SearchStrategy[Any]]]:
+    """``(annotation, strategy of JSON values mostly valid for it)``."""
+    leaves = st.sampled_from(LEAVES)
+    if depth <= 0:
+        return leaves
+    inner = _shape(depth - 1)
+    return st.one_of(
+        leaves,
+        inner.map(lambda pair: (list[pair[0]], st.lists(pair[1], max_size=3))),  # type: ignore[misc]
+        inner.map(
+            lambda pair: (dict[str, pair[0]], st.dictionaries(st.sampled_from(['k', 'k:2', 'z']), pair[1], max_size=3))
+        ),  # type: ignore[misc]
+        inner.map(lambda pair: (Optional[pair[0]], st.one_of(st.none(), pair[1]))),
+        st.just((Tree, _tree_values())),
+        st.just((TreeDict, _tree_dict_values())),
+        _record(inner),
+    )
+
+
+def _tree_values() -> st.SearchStrategy[Any]:
+    return st.recursive(
+        st.builds(lambda label: {'label': label}, st.text(max_size=3)),
+        lambda inner: st.builds(
+            lambda label, kids: {'label': label, 'children': kids}, st.text(max_size=3), st.lists(inner, max_size=2)
+        ),
+        max_leaves=4,
+    )
+
+
+def _tree_dict_values() -> st.SearchStrategy[Any]:
+    return st.recursive(
+        st.builds(lambda name: {'name': name, 'kids': []}, st.text(max_size=3)),
+        lambda inner: st.builds(
+            lambda name, kids: {'name': name, 'kids': kids}, st.text(max_size=3), st.lists(inner, max_size=2)
+        ),
+        max_leaves=4,
+    )
+
+
+@st.composite
+def _record(draw: st.DrawFn, inner: st.SearchStrategy[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """A model or TypedDict made now: fields required or with a default (mutable, factory), maybe aliased."""
+    names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
+    fields = [
+        (name, *draw(inner), draw(st.sampled_from(['required', 'none', 'list', 'factory', 'alias']))) for name in names
+    ]
+    extra = draw(st.sampled_from(['forbid', 'ignore', 'allow']))
+    key_of = {name: (f'{name}_in' if how == 'alias' else name) for name, _, _, how in fields}
+    if draw(st.booleans()):
+        definitions: dict[str, Any] = {}
+        for name, tp, _, how in fields:
+            if how == 'none':
+                definitions[name] = (Optional[tp], None)
+            elif how == 'list':
+                definitions[name] = (Any, [1, {'x': [2]}])
+            elif how == 'factory':
+                definitions[name] = (Any, pydantic.Field(default_factory=lambda: {'made': [1]}))
+            elif how == 'alias':
+                definitions[name] = (tp, pydantic.Field(alias=key_of[name]))
+            else:
+                definitions[name] = (tp, ...)
+        extra = 'forbid' if extra == 'allow' else extra
+        cls: Any = pydantic.create_model(
+            f'M{next(_counter)}', __config__=pydantic.ConfigDict(extra=extra), **definitions
+        )
+        required = {name for name, _, _, how in fields if how in ('required', 'alias')}
+    else:
+        annotations = {name: (tp if how in ('required', 'alias') else Optional[tp]) for name, tp, _, how in fields}
+        total = draw(st.booleans())
+        cls = TypedDict(f'T{next(_counter)}', annotations, total=total)  # type: ignore[operator]
+        cls.__pydantic_config__ = pydantic.ConfigDict(extra=extra)
+        key_of = {name: name for name in names}
+        required = set(names) if total else set()
+    values = {name: strategy for name, _, strategy, _ in fields}
+
+    @st.composite
+    def member_values(draw: st.DrawFn) -> dict[str, Any]:
+        out = {}
+        for name in names:
+            if name in required or draw(st.booleans()):
+                out[key_of[name]] = draw(values[name])
+        return out
+
+    return cls, member_values()
+
+
+# ------------------------------------------------------------------------------------------ texts and comparison
+
+NEAR = st.one_of(
+    st.text(alphabet='0123456789', min_size=1, max_size=3),
+    st.sampled_from([3.0, 1.5, INT64, -INT64 - 1, 10**30, True, False, None, '', 'red', 'x', 1e308, [], {}]),
+)
+
+
+def _texts(value: Any, draw: st.DrawFn, mutate: bool) -> str:
+    top = {'arg': value}
+    if mutate:
+        kind = draw(st.sampled_from(['wrong', 'extra', 'missing', 'duplicate', 'surrogate', 'plain']))
+        if kind == 'wrong':
+            top['arg'] = _replace_somewhere(value, draw(NEAR), draw)
+        elif kind == 'extra':
+            top['other'] = draw(NEAR)
+        elif kind == 'missing':
+            top.pop('arg')
+        text = json.dumps(top, ensure_ascii=draw(st.booleans()))
+        if kind == 'duplicate':
+            return '{"arg": ' + json.dumps(draw(NEAR)) + ', ' + text[1:]
+        if kind == 'surrogate':
+            return text.replace('"arg"', '"a\\ud800rg"', 1)
+        return text
+    return json.dumps(top, ensure_ascii=draw(st.booleans()))
+
+
+def _replace_somewhere(value: Any, new: Any, draw: st.DrawFn) -> Any:
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(value)))
+        return {**value, key: _replace_somewhere(value[key], new, draw)}
+    if isinstance(value, list) and value and draw(st.booleans()):
+        at = draw(st.integers(0, len(value) - 1))
+        return [*value[:at], _replace_somewhere(value[at], new, draw), *value[at + 1 :]]
+    return new
+
+
+def assert_same(got: Any, want: Any, where: str = '$') -> None:
+    """Equal in value and in type at every level; enum members identical; models field by field."""
+    assert type(got) is type(want), f'{where}: {type(got).__name__} vs {type(want).__name__}'
+    if isinstance(want, enum.Enum):
+        assert got is want, where
+    elif isinstance(want, pydantic.BaseModel):
+        assert list(got.__dict__) == list(want.__dict__), where
+        for key in want.__dict__:
+            assert_same(got.__dict__[key], want.__dict__[key], f'{where}.{key}')
+        assert got.model_fields_set == want.model_fields_set, where
+        assert type(got.__pydantic_fields_set__) is type(want.__pydantic_fields_set__), where
+        assert got.__pydantic_extra__ == want.__pydantic_extra__, where
+        assert got.__pydantic_private__ == want.__pydantic_private__, where
+    elif isinstance(want, dict):
+        assert list(got) == list(want), where
+        for key in want:
+            assert_same(got[key], want[key], f'{where}.{key}')
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert_same(a, b, f'{where}[{i}]')
+    elif isinstance(want, float):
+        assert got == want or (math.isnan(got) and math.isnan(want)), where
+    else:
+        assert got == want, where
+
+
+def _numbers_fine(value: Any) -> bool:
+    if type(value) is int:
+        return -INT64 <= value < INT64
+    if type(value) is float:
+        return math.isfinite(value)
+    if isinstance(value, pydantic.BaseModel):
+        return all(map(_numbers_fine, value.__dict__.values()))
+    if isinstance(value, dict):
+        return all(map(_numbers_fine, value.values()))
+    if isinstance(value, list):
+        return all(map(_numbers_fine, value))
+    return True
+
+
+@st.composite
+def cases(draw: st.DrawFn, mutate: bool) -> tuple[Any, str]:
+    tp, values = draw(_shape(2))
+    arguments = TypedDict(f'Args{next(_counter)}', {'arg': tp})  # type: ignore[operator]  # noqa: UP013
+    arguments.__pydantic_config__ = pydantic.ConfigDict(extra='forbid')
+    return pydantic.TypeAdapter(arguments), _texts(draw(values), draw, mutate)
+
+
+def _differential(decoder_class: Any, adapter: pydantic.TypeAdapter[Any], text: str) -> bool | None:
+    """Check one case; ``True``: decoded, ``False``: pydantic accepts with fine numbers but decode said None."""
+    decoder = decoder_class.build(adapter.core_schema)
+    assert decoder is not None, adapter.core_schema
+    got = decoder.decode(text)
+    try:
+        want = adapter.validator.validate_json(text)
+    except pydantic.ValidationError:
+        assert got is None, text
+        return None
+    if not _numbers_fine(want):
+        assert got is None, text
+        return None
+    if got is None:
+        return False
+    assert_same(got, want)
+    return True
+
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+@FAST
+@given(case=cases(mutate=True))
+def test_decode_is_validate_json_or_none(decoder_class: Any, case: tuple[Any, str]) -> None:
+    _differential(decoder_class, *case)
+
+
+HITS: dict[str, list[bool]] = {}
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+def test_plainly_valid_arguments_decode(decoder_class: Any) -> None:
+    outcomes: list[bool] = []
+
+    @FAST
+    @given(case=cases(mutate=False))
+    def run(case: tuple[Any, str]) -> None:
+        outcome = _differential(decoder_class, *case)
+        if outcome is not None:
+            outcomes.append(outcome)
+
+    run()
+    assert len(outcomes) >= 100
+    rate = sum(outcomes) / len(outcomes)
+    assert rate >= 0.97, f'decoded {rate:.0%} of plainly valid arguments'
+
+
+# ------------------------------------------------------------------------------------------ pinned cases
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+@pytest.mark.parametrize(
+    ('tp', 'text'),
+    [
+        (int, '{"arg": "3"}'),  # pydantic's lax coercion: left to it
+        (int, '{"arg": 3.0}'),
+        (int, '{"arg": true}'),
+        (int, '{"arg": 9223372036854775808}'),
+        (float, '{"arg": 1e400}'),
+        (Literal[1], '{"arg": true}'),
+        (Literal[True], '{"arg": 1}'),
+        (dict[str, int], '{"arg": {"a": "x", "a": 1}}'),  # pydantic validates both pairs
+        (str, '{"arg": "\\ud800"}'),
+        (str, ''),
+        (str, '{"arg": "a", "arg": "b"}'),
+    ],
+)
+def test_unsure_or_invalid_gives_none(decoder_class: Any, tp: Any, text: str) -> None:
+    decoder = decoder_class.build(pydantic.TypeAdapter(TypedDict('A', {'arg': tp})).core_schema)  # type: ignore[operator]
+    assert decoder is not None
+    if text == '{"arg": "a", "arg": "b"}':  # last wins in both parsers: decoded
+        assert decoder.decode(text) == {'arg': 'b'}
+    else:
+        assert decoder.decode(text) is None
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+def test_literal_and_enum_members_are_pydantics(decoder_class: Any) -> None:
+    adapter = pydantic.TypeAdapter(TypedDict('E', {'c': Color, 'l': Literal[Color.RED, 'x'], 'n': Level}))  # type: ignore[operator]
+    decoder = decoder_class.build(adapter.core_schema)
+    got = decoder.decode('{"c": "red", "l": "red", "n": 2}')
+    assert got['c'] is Color.RED and got['l'] is Color.RED and got['n'] is Level.HIGH
+    assert_same(got, adapter.validate_json('{"c": "red", "l": "red", "n": 2}'))
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+def test_build_refuses_what_it_cannot_be_sure_of(decoder_class: Any) -> None:
+    class Checked(pydantic.BaseModel):
+        a: int
+
+        @pydantic.field_validator('a')
+        @classmethod
+        def positive(cls, value: int) -> int:
+            return value
+
+    for tp in (Checked, int | str, tuple[int, int], set[int], Annotated[str, pydantic.Field(pattern='a')]):
+        assert decoder_class.build(pydantic.TypeAdapter(tp).core_schema) is None, tp
+    for junk in ({}, {'type': 'nope'}, {'type': 'str', 'strip_whitespace': True}, {'type': 'list', 'items_schema': 3}):
+        assert decoder_class.build(junk) is None
+    assert decoder_class.build({'type': 'str'}).decode('not json') is None
+
+
+class WithDefaults(pydantic.BaseModel):
+    tags: list[str] = []
+    meta: dict[str, int] = {'a': 1}
+    frozen: Optional[str] = 'kept as it is'
+    made: list[int] = pydantic.Field(default_factory=lambda: _made())
+
+
+CALLS: list[int] = []
+
+
+def _made() -> list[int]:
+    CALLS.append(1)
+    return [len(CALLS)]
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+def test_mutable_defaults_are_copied_and_factories_run_once(decoder_class: Any) -> None:
+    decoder = decoder_class.build(pydantic.TypeAdapter(WithDefaults).core_schema)
+    CALLS.clear()
+    first, second = decoder.decode('{}'), decoder.decode('{}')
+    assert len(CALLS) == 2 and first.made == [1] and second.made == [2]  # once per accepted call
+    assert first.tags == [] and first.tags is not second.tags  # with_default.rs: unhashable -> deepcopy
+    assert first.meta == {'a': 1} and first.meta is not second.meta
+    assert first.frozen is WithDefaults.model_fields['frozen'].default  # hashable: the default itself
+    assert first.model_fields_set == set()
+    CALLS.clear()
+    assert decoder.decode('{"tags": 1}') is None and CALLS == []  # refused before anything is built
+
+
+def test_method_tool_uses_the_decoder_and_keeps_todays_answers() -> None:
+    def order(tree: Tree, level: Level = Level.LOW, note: Optional[str] = None) -> str:
+        return f'{tree.label}:{len(tree.children)}:{level.name}:{note}'
+
+    tool = MethodToolCallback(order)
+    assert tool.call('{"tree": {"label": "a", "children": [{"label": "b"}]}, "level": 2}') == 'a:1:HIGH:None'
+    assert tool._decoder is not False
+    assert tool.call('{"tree": {"label": "a"}, "level": "2"}') == 'a:0:HIGH:None'  # lax: pydantic's path
+
+
+SCHEMA_WORDS = ['type', 'schema', 'str', 'int', 'list', 'dict', 'typed-dict', 'model', 'fields', 'items_schema']
+SCHEMA_WORDS += [
+    'definitions',
+    'definition-ref',
+    'schema_ref',
+    'ref',
+    'a',
+    'nullable',
+    'default',
+    'literal',
+    'expected',
+]
+junk_schemas = st.recursive(
+    st.one_of(st.sampled_from(SCHEMA_WORDS), st.integers(), st.none(), st.booleans()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(SCHEMA_WORDS), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+@FAST
+@given(schema=junk_schemas, text=st.one_of(st.text(max_size=30), st.sampled_from(['{}', '{"a": []}', '{"a": "x"}'])))
+def test_build_and_decode_never_raise(decoder_class: Any, schema: Any, text: str) -> None:
+    decoder = decoder_class.build(schema)
+    if decoder is not None:
+        decoder.decode(text)
+    decoded = decoder_class.build({'type': 'any'}).decode(text)
+    assert decoded is None or decoded == json.loads(text)
