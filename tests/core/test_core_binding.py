@@ -32,7 +32,7 @@ from toolweave.exceptions import (
     ToolExecutionError,
 )
 from toolweave.tools import FunctionToolCallback, MethodToolCallback
-from toolweave.tools._numbers import bounded_integers, checked_validator, number_problems
+from toolweave.tools._numbers import bounded_integers, checked_validator, extended_arguments, number_problems
 from toolweave.tools.function import _pointer
 from toolweave.tools.schema import SchemaOption, function_schema
 from typing_extensions import TypedDict
@@ -141,8 +141,11 @@ def slow_path(callback: MethodToolCallback, text: str) -> Any:
     try:
         raw = parse_arguments(text)
     except ToolArgumentsError as exc:
-        message = f"Invalid arguments for tool '{callback.tool_definition.name}': {exc}"
-        raise ToolExecutionError(callback.tool_definition, exc, message) from exc
+        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
+        if extended is None:
+            message = f"Invalid arguments for tool '{callback.tool_definition.name}': {exc}"
+            raise ToolExecutionError(callback.tool_definition, exc, message) from exc
+        raw = extended
     return callback._validate(raw)
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from toolweave._native import parse_arguments
 from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
 from toolweave.tools import MethodToolCallback
+from toolweave.tools._numbers import extended_arguments
 from toolweave.tools.schema import function_schema
 
 
@@ -46,8 +47,11 @@ def slow_path(text: str) -> Any:
     try:
         raw = parse_arguments(text)
     except ToolArgumentsError as exc:
-        message = f"Invalid arguments for tool '{TOOL.tool_definition.name}': {exc}"
-        raise ToolExecutionError(TOOL.tool_definition, exc, message) from exc
+        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
+        if extended is None:
+            message = f"Invalid arguments for tool '{TOOL.tool_definition.name}': {exc}"
+            raise ToolExecutionError(TOOL.tool_definition, exc, message) from exc
+        raw = extended
     return TOOL._validate(raw)
 
 

@@ -5,7 +5,7 @@
   the slow path's only in taking ``NaN``/``Infinity``/``-Infinity``; a text holding one of those
   words is parsed again. Over texts with those words in values and in strings, numbers beyond the
   bounds and wrong types, the answer equals the slow path's (``parse_arguments`` + one validation
-  per parameter).
+  per parameter; a text the strict parse refuses for its ``NaN``/``Infinity`` is read with them).
 * The error's ``__cause__`` is its ``cause`` (the ``InvalidToolArgumentsError``) on every path.
 * Arguments reach the function by position and keyword, a ``ToolContext`` at its declared place.
 """
@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from toolweave._native import parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools import MethodToolCallback, ToolContext
+from toolweave.tools._numbers import extended_arguments
 from typing_extensions import TypedDict
 
 
@@ -58,8 +59,11 @@ def slow_path(tool: MethodToolCallback, text: str) -> Any:
     try:
         raw = parse_arguments(text)
     except ToolArgumentsError as exc:
-        message = f"Invalid arguments for tool '{tool.tool_definition.name}': {exc}"
-        raise ToolExecutionError(tool.tool_definition, exc, message) from exc
+        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
+        if extended is None:
+            message = f"Invalid arguments for tool '{tool.tool_definition.name}': {exc}"
+            raise ToolExecutionError(tool.tool_definition, exc, message) from exc
+        raw = extended
     return tool._validate(raw)
 
 
@@ -120,12 +124,24 @@ def test_an_invalid_call_is_not_parsed_again(tool: MethodToolCallback, text: str
         assert outcome(lambda: tool._values(text)) == expected
 
 
-def test_a_text_with_infinity_is_still_answered_as_a_syntax_error() -> None:
+def test_a_text_with_infinity_names_it_as_a_number_problem() -> None:
+    """Both paths read ``Infinity`` (pydantic's parser takes it) and answer it as a non-finite number."""
     tool = MethodToolCallback(checkout_dicts)
     text = '{"lines": [{"sku": "A", "quantity": "one", "price": Infinity}]}'
     kind, cause, message = outcome(lambda: tool._values(text))
-    assert (kind, cause) == ('error', 'ToolArgumentsError')
-    assert message.startswith("Invalid arguments for tool 'checkout_dicts': invalid tool arguments at line 1")
+    assert (kind, cause) == ('error', 'InvalidToolArgumentsError')
+    assert message == (
+        "Invalid arguments for tool 'checkout_dicts': lines.0.quantity: Input should be a valid integer, "
+        'unable to parse string as an integer'
+    )  # a parameter that failed its validation has no number walk (as without the Infinity)
+    fine = '{"lines": [{"sku": "A", "quantity": 1, "price": Infinity}]}'
+    assert outcome(lambda: tool._values(fine)) == (
+        'error',
+        'InvalidToolArgumentsError',
+        "Invalid arguments for tool 'checkout_dicts': lines.0.price: Input should be a finite number",
+    )
+    broken = '{"lines": [{"sku": "A", "quantity": 1, "price": Infinity]}'  # not JSON even with the extensions
+    assert outcome(lambda: tool._values(broken))[1] == 'ToolArgumentsError'
 
 
 def place(a: int, ctx: ToolContext, b: str, *, c: float = 1.0, d: str | None = None) -> str:

@@ -36,6 +36,8 @@ __all__ = [
     'Location',
     'bounded_integers',
     'checked_validator',
+    'extended_arguments',
+    'number_message',
     'number_problems',
     'numbers_checker',
 ]
@@ -53,28 +55,65 @@ _NUMBERS = (int, float, complex, decimal.Decimal)
 _SEQUENCES = (list, tuple, set, frozenset)
 
 
-def number_problems(value: Any) -> list[tuple[Location, str]]:
+def number_problems(value: Any, sent: Any = None) -> list[tuple[Location, str]]:
     """``(location, reason)`` for each non-finite or out-of-range number inside ``value``, in document order.
 
     ``value`` is what an argument binding produced: dicts, lists, tuples, sets, pydantic models (only
-    the fields the input set), dataclasses (fields equal to their default are skipped) and scalars;
-    other objects are not looked into. Shared or cyclic containers are visited once. The usual shapes
-    (JSON-like values, enums, pydantic models) pass the core's quick check (``numbers_fine``) first.
+    the fields the input set), dataclasses and scalars; other objects are not looked into. Shared or
+    cyclic containers are visited once. The usual shapes (JSON-like values, enums, pydantic models)
+    pass the core's quick check (``numbers_fine``) first.
+
+    ``sent`` is the parsed JSON ``value`` was validated from, when known (``None``: not known). A
+    dataclass field or dict key (a TypedDict's) that ``sent`` does not hold was filled by its default
+    (``default_factory`` too) and is not looked at; this is decided only where nothing was renamed
+    (every key of the sent object is a field name, or a key of the validated dict), else, and without
+    ``sent``, every member is checked but a dataclass field holding its very ``default`` object.
     """
     if numbers_fine(value, pydantic.BaseModel, enum.Enum):
         return []
     problems: list[tuple[Location, str]] = []
     seen: set[int] = set()
-    stack: list[tuple[Location, Any]] = [((), value)]
+    stack: list[tuple[Location, Any, Any]] = [((), value, sent)]
     while stack:
-        location, item = stack.pop()
+        location, item, given = stack.pop()
         reason = _scalar_problem(item)
         if reason is not None:
             problems.append((location, reason))
         elif not isinstance(item, _SKIPPED + _NUMBERS) and id(item) not in seen:
             seen.add(id(item))
-            stack.extend(reversed([((*location, key), child) for key, child in _children(item)]))
+            children = [((*location, key), child, source) for key, child, source in _children(item, given)]
+            stack.extend(reversed(children))
     return problems
+
+
+def number_message(error: Mapping[str, Any]) -> str:
+    """The message of a pydantic error (``ErrorDetails``, with its ``input``), in this module's words for numbers.
+
+    An integer too large for a float, validated as a float from Python (the parsed arguments: ``1`` and
+    400 zeros), is pydantic's ``float_type`` ("a valid number"); validated from the JSON text it becomes
+    infinite ("a finite number"). Both paths of a tool say :data:`NOT_FINITE` for it.
+    """
+    given = error.get('input')
+    if error['type'] == 'float_type' and isinstance(given, int) and not isinstance(given, bool):
+        return NOT_FINITE
+    return str(error['msg'])
+
+
+def extended_arguments(text: str) -> dict[str, Any] | None:
+    """The argument object of ``text`` read with JSON's ``NaN``/``Infinity``/``-Infinity`` extensions; ``None`` if not one.
+
+    For a text the strict parser refused: pydantic's one-step path reads those words (its parser,
+    jiter, allows them), so the slow path reads them too and names each as the number problem it
+    is (:data:`NOT_FINITE`, at its location) rather than as a syntax error. Texts without those
+    words are not parsed again.
+    """
+    if 'NaN' not in text and 'Infinity' not in text:
+        return None
+    try:
+        value = pydantic_core.from_json(text, allow_inf_nan=True)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _scalar_problem(item: Any) -> str | None:
@@ -91,25 +130,56 @@ def _scalar_problem(item: Any) -> str | None:
     return None
 
 
-def _children(item: Any) -> Iterator[tuple[Any, Any]]:
-    """``(key, child)`` pairs to look into; a mapping's keys are checked too (``dict[int, ...]`` keys)."""
+def _children(item: Any, given: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """``(key, child, sent child or None)`` to look into; a mapping's keys are checked too (``dict[int, ...]`` keys)."""
     if isinstance(item, Mapping):
+        intact = isinstance(given, Mapping) and all(key in item for key in given)
         for key, child in item.items():
-            yield key, key
-            yield key, child
+            if intact and key not in given:
+                continue  # not sent, nothing renamed: a default (a TypedDict field's)
+            yield key, key, None
+            yield key, child, given[key] if intact else None
     elif isinstance(item, _SEQUENCES):
-        yield from enumerate(item)
+        same = isinstance(given, list) and not isinstance(item, set | frozenset) and len(given) == len(item)
+        for index, child in enumerate(item):
+            yield index, child, given[index] if same else None
     elif isinstance(item, pydantic.BaseModel):
-        given = item.model_fields_set
-        for name in type(item).model_fields:
-            if name in given:
-                yield name, getattr(item, name, None)
-        yield from (item.__pydantic_extra__ or {}).items()
+        given_names = item.model_fields_set
+        for name, info in type(item).model_fields.items():
+            if name in given_names:
+                yield name, getattr(item, name, None), _sent_member(given, _input_keys(name, info))
+        for key, child in (item.__pydantic_extra__ or {}).items():
+            yield key, child, given.get(key) if isinstance(given, Mapping) else None
     elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-        for field in dataclasses.fields(item):
-            child = getattr(item, field.name, None)
-            if child is not field.default:
-                yield field.name, child
+        yield from _dataclass_children(item, given)
+
+
+def _dataclass_children(item: Any, given: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """The fields of a dataclass instance, without those left to their default (see :func:`number_problems`)."""
+    infos = getattr(type(item), '__pydantic_fields__', {})
+    keys = {field.name: _input_keys(field.name, infos.get(field.name)) for field in dataclasses.fields(item)}
+    known = isinstance(given, Mapping) and all(any(key in names for names in keys.values()) for key in given)
+    for field in dataclasses.fields(item):
+        child = getattr(item, field.name, None)
+        defaulted = field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+        if child is field.default or (known and defaulted and not any(key in given for key in keys[field.name])):
+            continue
+        yield field.name, child, _sent_member(given, keys[field.name])
+
+
+def _input_keys(name: str, info: Any) -> tuple[str, ...]:
+    """The keys the input may give a field under: its string aliases, then its name."""
+    aliases = (getattr(info, 'validation_alias', None), getattr(info, 'alias', None))
+    return (*(alias for alias in aliases if isinstance(alias, str)), name)
+
+
+def _sent_member(given: Any, keys: tuple[str, ...]) -> Any:
+    """The sent value of a field (the first of its ``keys`` in ``given``), ``None`` when not known."""
+    if isinstance(given, Mapping):
+        for key in keys:
+            if key in given:
+                return given[key]
+    return None
 
 
 BOUND_ERRORS = frozenset({'finite_number', 'less_than_equal', 'greater_than_equal'})

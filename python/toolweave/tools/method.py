@@ -28,7 +28,13 @@ import pydantic_core
 
 from toolweave._native import ArgumentDecoder, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
-from toolweave.tools._numbers import BOUND_ERRORS, number_problems, numbers_checker
+from toolweave.tools._numbers import (
+    BOUND_ERRORS,
+    extended_arguments,
+    number_message,
+    number_problems,
+    numbers_checker,
+)
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.decorator import get_tool_spec
@@ -268,7 +274,10 @@ class MethodToolCallback:
         try:
             raw = parse_arguments(tool_input)
         except ToolArgumentsError as exc:
-            raise syntax_error(self._definition, exc) from exc
+            extended = extended_arguments(tool_input)  # NaN/Infinity: number problems, as on the one-step path
+            if extended is None:
+                raise syntax_error(self._definition, exc) from exc
+            raw = extended
         return self._validate(raw)
 
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
@@ -277,11 +286,11 @@ class MethodToolCallback:
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
         a failure is reported from its own error when that says what the slow path would; with
         ``arguments`` the numbers are walked, and a failure is reported from its error when, besides,
-        every parameter sent failed (:meth:`_all_sent_failed`).
+        every parameter sent failed (:meth:`_all_sent_failed`). A number problem the walk finds is
+        left to the slow path, which knows what was sent (a ``default_factory`` value is not judged).
 
         Raises:
-            ToolExecutionError: invalid arguments, or a number the model sent is not finite or not a
-                64-bit integer.
+            ToolExecutionError: invalid arguments.
         """
         decoder = self._decoder if self._decoder is not False else self._build_decoder()
         if isinstance(decoder, ArgumentDecoder):
@@ -312,10 +321,8 @@ class MethodToolCallback:
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
             raise invalid_arguments(self._definition, problems)
-        if not self._numbers_fine(adapter, values):
-            problems = _number_problems(values)
-            if problems:
-                raise invalid_arguments(self._definition, problems)
+        if not self._numbers_fine(adapter, values) and _number_problems(values):
+            return None  # the slow path names them, knowing what was sent (not a default) and what is not JSON
         return self._with_defaults(values) if self._fills else values
 
     def _build_decoder(self) -> ArgumentDecoder | None:
@@ -398,7 +405,8 @@ class MethodToolCallback:
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
                 problems.append(f'{param.name}: missing required argument')
-        problems.extend(_number_problems({name: value for name, value in values.items() if name in raw}))
+        sent = {name: value for name, value in values.items() if name in raw}
+        problems.extend(_number_problems(sent, {name: raw[name] for name in sent}))
         if problems:
             raise invalid_arguments(self._definition, problems)
         return values
@@ -502,14 +510,15 @@ def fill_missing_nullable(
         return None
 
 
-def _number_problems(values: Mapping[str, Any]) -> list[str]:
-    """The number problems of the parameters the model sent (see :mod:`toolweave.tools._numbers`)."""
-    return [f'{".".join(str(part) for part in location)}: {reason}' for location, reason in number_problems(values)]
+def _number_problems(values: Mapping[str, Any], sent: Mapping[str, Any] | None = None) -> list[str]:
+    """The number problems of the parameters the model sent (``sent``: their parsed JSON; see :mod:`toolweave.tools._numbers`)."""
+    found = number_problems(values, sent)
+    return [f'{".".join(str(part) for part in location)}: {reason}' for location, reason in found]
 
 
 def _describe(name: str, error: Any) -> str:
     location = '.'.join(str(part) for part in (name, *error['loc']))
-    return f'{location}: {error["msg"]}'
+    return f'{location}: {number_message(error)}'
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:

@@ -24,9 +24,11 @@ Results are cached per function, so a second call is a dictionary lookup.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import functools
 import inspect
+import math
 import re
 import types
 import typing
@@ -289,6 +291,19 @@ class _ToolJsonSchema(GenerateJsonSchema):
         defs = remapping.remap_json_schema({'$defs': self.definitions})['$defs']
         self._used = True
         return schemas, self.sort(defs)
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> dict[str, Any]:
+        """The schema pydantic gives a field with a default, without a ``default`` that has no JSON form.
+
+        A default holding a non-finite float (``limit: float = math.inf``) would be written as
+        ``Infinity``, which is not JSON (the core refuses it, providers reject the request), or as
+        ``null`` inside a list; it is not advertised, as pydantic leaves out infinite ``ge``/``le``
+        bounds. The field keeps its default when validated.
+        """
+        json_schema = super().default_schema(schema)
+        if 'default' in json_schema and not _json_finite(self.get_default_value(schema)):
+            del json_schema['default']  # checked on the Python value: pydantic writes one inside a list as null
+        return json_schema
 
 
 def _core_admits_none(schema: Any) -> bool:
@@ -651,10 +666,36 @@ def _finish_parameter_schema(
 
 
 def _set_default(schema: dict[str, Any], default: Any) -> None:
+    """``schema['default']``: ``default``'s JSON form, left out when it has none (orjson writes NaN/inf as ``null``)."""
     try:
-        schema['default'] = orjson.loads(orjson.dumps(default))
+        value = orjson.dumps(default)
     except TypeError:
-        pass  # a default with no JSON form is simply not advertised
+        return  # a default with no JSON form is simply not advertised
+    if _json_finite(default):
+        schema['default'] = orjson.loads(value)
+
+
+def _json_finite(value: Any) -> bool:
+    """Whether ``value`` (a default: JSON-like data, enum members, dataclasses) holds no NaN or infinite float.
+
+    Looks into dicts, lists, tuples, sets, enum members' values and dataclass fields, as orjson and
+    pydantic serialize them; other objects count as finite.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, enum.Enum):
+            stack.append(item.value)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name, None) for f in dataclasses.fields(item))
+    return True
 
 
 _Metadata = tuple[ToolParam | None, str | None, bool]

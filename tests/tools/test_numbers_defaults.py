@@ -1,0 +1,215 @@
+"""The numbers rule on defaults and on the words of its answer (``toolweave.tools._numbers``).
+
+* A value left to its default is the developer's and is not judged, whether the default is plain or
+  made by a ``default_factory`` inside a nested dataclass, pydantic dataclass, model or TypedDict, on
+  the one-step path (arguments valid) and on the slow path (another argument invalid); the same
+  field sent by the model is still judged.
+* A non-finite default (``limit: float = math.inf``) builds a schema every provider accepts (the
+  default is not advertised: it has no JSON form) and is what a call that leaves it out gets.
+* A float field sent ``NaN``/``Infinity``/``-Infinity``, ``1e400``, ``"inf"`` or an integer of 400
+  digits gets the same words (``Input should be a finite number``) on both paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Annotated, Any
+
+import pydantic
+import pytest
+from toolweave import tool
+from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
+from toolweave.tools import MethodToolCallback
+from toolweave.tools._numbers import NOT_FINITE, number_message, number_problems
+from typing_extensions import NotRequired, TypedDict
+
+
+@dataclasses.dataclass
+class Window:
+    name: str
+    limit: float = dataclasses.field(default_factory=lambda: math.inf)
+    fresh: float = dataclasses.field(default_factory=lambda: float('-inf'))
+
+
+@pydantic.dataclasses.dataclass
+class PWindow:
+    name: str
+    limit: float = pydantic.Field(default_factory=lambda: float('inf'))
+
+
+@pydantic.dataclasses.dataclass
+class AliasedWindow:
+    name: str
+    limit: float = pydantic.Field(default_factory=lambda: float('inf'), alias='Limit')
+
+
+class WindowDict(TypedDict):
+    name: str
+    limit: NotRequired[Annotated[float, pydantic.Field(default_factory=lambda: float('inf'))]]
+
+
+class Holder(pydantic.BaseModel):
+    window: Window
+    windows: list[PWindow] = []
+    ceiling: float = pydantic.Field(default_factory=lambda: float('inf'))
+
+
+def plan(window: Window, count: int = 0) -> str:
+    return repr(window)
+
+
+def plan_p(window: PWindow, count: int = 0) -> str:
+    return repr(window)
+
+
+def plan_aliased(window: AliasedWindow, count: int = 0) -> str:
+    return repr(window)
+
+
+def plan_dict(window: WindowDict, count: int = 0) -> str:
+    return repr(window)
+
+
+def plan_holder(holder: Holder, count: int = 0) -> str:
+    return repr(holder)
+
+
+def problems_of(callback: MethodToolCallback, text: str) -> list[str]:
+    """The problems of an invalid call (``[]`` when it ran)."""
+    try:
+        callback.call(text)
+    except ToolExecutionError as exc:
+        assert isinstance(exc.cause, InvalidToolArgumentsError), exc
+        return list(exc.cause.problems)
+    return []
+
+
+COUNT_PROBLEM = 'count: Input should be a valid integer, unable to parse string as an integer'
+FACTORY_CASES = [
+    (plan, '{"name": "a"}', '{"name": "a", "limit": 1e400}', 'window.limit'),
+    (plan, '{"name": "a"}', '{"name": "a", "fresh": "-inf"}', 'window.fresh'),
+    (plan_p, '{"name": "a"}', '{"name": "a", "limit": "inf"}', 'window.limit'),
+    (plan_aliased, '{"name": "a"}', '{"name": "a", "Limit": 1e400}', 'window.limit'),
+    (plan_dict, '{"name": "a"}', '{"name": "a", "limit": 1e400}', 'window.limit'),
+    (plan_holder, '{"window": {"name": "a"}}', '{"window": {"name": "a"}, "ceiling": 1e400}', 'holder.ceiling'),
+    (
+        plan_holder,
+        '{"window": {"name": "a"}, "windows": [{"name": "b"}]}',
+        '{"window": {"name": "a", "limit": "inf"}, "windows": [{"name": "b"}]}',
+        'holder.window.limit',
+    ),
+    (
+        plan_holder,
+        '{"window": {"name": "a"}, "windows": [{"name": "b"}]}',
+        '{"window": {"name": "a"}, "windows": [{"name": "b", "limit": 1e400}]}',
+        'holder.windows.0.limit',
+    ),
+]
+
+
+@pytest.mark.parametrize(('func', 'left_out', 'sent', 'where'), FACTORY_CASES)
+def test_a_default_factory_value_is_not_judged_on_either_path(func: Any, left_out: str, sent: str, where: str) -> None:
+    callback = MethodToolCallback(func)
+    name = next(iter(callback.tool_definition.input_schema['properties']))
+    # one-step path: everything valid, the call runs with the developer's infinity
+    assert 'inf' in callback.call(f'{{"{name}": {left_out}}}')
+    # slow path: another argument invalid, only that one is listed
+    assert problems_of(callback, f'{{"{name}": {left_out}, "count": "x"}}') == [COUNT_PROBLEM]
+    # the same field sent by the model is judged, on both paths
+    assert problems_of(callback, f'{{"{name}": {sent}}}') == [f'{where}: {NOT_FINITE}']
+    assert problems_of(callback, f'{{"{name}": {sent}, "count": "x"}}') == [COUNT_PROBLEM, f'{where}: {NOT_FINITE}']
+
+
+def test_the_walk_skips_a_defaulted_field_only_when_it_knows_what_was_sent() -> None:
+    value = {'window': Window('a')}
+    expected = [(('window', 'limit'), NOT_FINITE), (('window', 'fresh'), NOT_FINITE)]
+    assert number_problems(value) == expected  # not known: judged (the conservative answer)
+    assert number_problems(value, {'window': {'name': 'a'}}) == []
+    # a key the dataclass does not know (an alias from a parent's config, an ignored extra): not decided
+    assert number_problems(value, {'window': {'name': 'a', 'other': 1}}) == expected
+    assert number_problems(value, {'window': {'name': 'a', 'limit': 'inf'}}) == expected[:1]
+    # a dict whose keys were renamed by validation is not decided either
+    assert number_problems({'b': math.inf}, {'B': 'inf'}) == [(('b',), NOT_FINITE)]
+    assert number_problems({'b': math.inf, 'a': 1}, {'a': 1}) == []  # added: a TypedDict field's default
+
+
+class Limits(pydantic.BaseModel):
+    name: str
+    limit: float = math.inf
+    spread: list[float] = [0.0, math.inf]
+    floor: float = -math.inf
+
+
+def with_limits(limits: Limits, count: int = 0) -> str:
+    return repr((limits.limit, limits.spread, limits.floor))
+
+
+def top_level(limit: float = math.inf, spread: tuple[float, ...] = (1.0, math.nan), count: int = 0) -> str:
+    return repr((limit, spread))
+
+
+def test_a_non_finite_model_default_builds_and_is_what_a_call_leaving_it_out_gets() -> None:
+    callback = MethodToolCallback(with_limits)
+    schema = callback.tool_definition.input_schema
+    json.dumps(schema, allow_nan=False)  # JSON every provider reads
+    properties = schema['properties']['limits']['properties']
+    assert properties['limit'] == {'type': 'number'}
+    assert properties['floor'] == {'type': 'number'}
+    assert 'default' not in properties['spread']
+    assert callback.call('{"limits": {"name": "a"}}') == repr((math.inf, [0.0, math.inf], -math.inf))
+    assert callback.call('{"limits": {"name": "a", "limit": 5}}') == repr((5.0, [0.0, math.inf], -math.inf))
+    assert problems_of(callback, '{"limits": {"name": "a", "limit": 1e400}}') == [f'limits.limit: {NOT_FINITE}']
+    assert problems_of(callback, '{"limits": {"name": "a"}, "count": "x"}') == [COUNT_PROBLEM]
+
+
+def test_a_non_finite_parameter_default_is_not_advertised_as_null() -> None:
+    decorated = tool(top_level)
+    callback = MethodToolCallback(decorated)
+    properties = callback.tool_definition.input_schema['properties']
+    assert properties['limit'] == {'type': 'number'}  # orjson would have written the infinity as null
+    assert 'default' not in properties['spread']
+    assert properties['count'] == {'type': 'integer', 'default': 0}
+    assert callback.call('{}') == repr((math.inf, (1.0, math.nan)))
+
+
+class Reading(pydantic.BaseModel):
+    value: float
+    unit: str = 'm'
+
+
+def measure(reading: Reading, count: int = 0) -> str:
+    return repr(reading.value)
+
+
+def measure_plain(value: float, count: int = 0) -> str:
+    return repr(value)
+
+
+HOSTILE_FLOATS = ['NaN', 'Infinity', '-Infinity', '1e400', '-1e400', '"inf"', '"NaN"', '1' + '0' * 400]
+
+
+@pytest.mark.parametrize('number', HOSTILE_FLOATS)
+@pytest.mark.parametrize(
+    ('func', 'member', 'where'), [(measure, 'reading', 'reading.value'), (measure_plain, '', 'value')]
+)
+def test_a_hostile_float_gets_the_same_words_on_both_paths(func: Any, member: str, where: str, number: str) -> None:
+    callback = MethodToolCallback(func)
+    value = f'{{"reading": {{"value": {number}}}}}' if member else f'{{"value": {number}}}'
+    one_step = problems_of(callback, value)  # every other argument valid: the one-step path is tried first
+    slow = problems_of(callback, value[:-1] + ', "count": "x"}')  # another argument invalid: the slow path
+    assert one_step == [f'{where}: {NOT_FINITE}']
+    assert slow == [COUNT_PROBLEM, f'{where}: {NOT_FINITE}'] or slow == [f'{where}: {NOT_FINITE}', COUNT_PROBLEM]
+
+
+def test_number_message_words_an_overflowing_integer_as_not_finite() -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        pydantic.TypeAdapter(float).validate_python(10**400)
+    (error,) = caught.value.errors()
+    assert error['msg'] == 'Input should be a valid number'  # pydantic's words from Python input
+    assert number_message(error) == NOT_FINITE
+    with pytest.raises(pydantic.ValidationError) as caught:
+        pydantic.TypeAdapter(float).validate_python('abc')
+    (error,) = caught.value.errors()
+    assert number_message(error) == error['msg']
