@@ -6,6 +6,9 @@
   field sent by the model is still judged.
 * A non-finite default (``limit: float = math.inf``) builds a schema every provider accepts (the
   default is not advertised: it has no JSON form) and is what a call that leaves it out gets.
+* Odd defaults, enum values and bounds (NaN, infinities, integers beyond 64 bits, ``Decimal('NaN')``)
+  build a JSON schema (values with no JSON form left out) or, when no number could meet a constraint
+  or the developer's own schema data is not JSON, a ``TypeError`` naming the tool.
 * A float field sent ``NaN``/``Infinity``/``-Infinity``, ``1e400``, ``"inf"`` or an integer of 400
   digits gets the same words (``Input should be a finite number``) on both paths.
 """
@@ -13,15 +16,19 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
+import enum
 import json
 import math
-from typing import Annotated, Any
+import re
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
 from toolweave import tool
 from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
-from toolweave.tools import MethodToolCallback
+from toolweave.tools import MethodToolCallback, SchemaOption
 from toolweave.tools._numbers import NOT_FINITE, number_message, number_problems
 from typing_extensions import NotRequired, TypedDict
 
@@ -213,3 +220,92 @@ def test_number_message_words_an_overflowing_integer_as_not_finite() -> None:
         pydantic.TypeAdapter(float).validate_python('abc')
     (error,) = caught.value.errors()
     assert number_message(error) == error['msg']
+
+
+class Rate(float, enum.Enum):
+    LOW = 1.5
+    UNBOUNDED = math.inf
+
+
+class Size(enum.IntEnum):
+    ONE = 1
+    HUGE = 2**70
+
+
+class Odd(pydantic.BaseModel):
+    rate: Rate = Rate.UNBOUNDED
+    size: Size = Size.HUGE
+    amount: decimal.Decimal = decimal.Decimal('NaN')
+    count: int = 2**70
+    when: datetime.datetime = datetime.datetime(2024, 1, 2, 3, 4, 5)
+    choice: Literal['a', 'b'] | None = None
+    ceiling: Annotated[float, pydantic.Field(le=math.inf, ge=-math.inf)] = 1.0
+    big_floor: Annotated[float, pydantic.Field(ge=2**70)] = 2.0**71
+    int_cap: Annotated[int, pydantic.Field(le=2**70)] = 3
+
+
+def odd(
+    odd: Odd, rate: Rate = Rate.LOW, size: Size = Size.ONE, amount: decimal.Decimal = decimal.Decimal('NaN')
+) -> str:
+    return repr((odd, rate, size, amount))
+
+
+def test_odd_defaults_enums_and_bounds_build_a_json_schema_the_tool_agrees_with() -> None:
+    callback = MethodToolCallback(odd)
+    schema = callback.tool_definition.input_schema
+    json.dumps(schema, allow_nan=False)
+    defs, properties = schema['$defs'], schema['properties']
+    assert defs['Rate']['enum'] == [1.5]  # the infinite member has no JSON form: the model cannot send it
+    assert defs['Size']['enum'] == [1]
+    fields = properties['odd']['properties']
+    assert 'default' not in fields['rate'] and 'default' not in fields['size']
+    assert 'default' not in fields['amount'] and 'default' not in fields['count']
+    assert fields['when']['default'] == '2024-01-02T03:04:05'
+    assert fields['ceiling'] == {'type': 'number', 'default': 1.0}
+    assert fields['big_floor']['minimum'] == float(2**70)
+    assert fields['int_cap'] == {'type': 'integer', 'default': 3}
+    assert properties['rate']['default'] == 1.5 and properties['size']['default'] == 1
+    assert 'default' not in properties['amount']
+    # every advertised value is accepted, and a call leaving them out gets the developer's values
+    assert callback.call('{"odd": {"rate": 1.5, "size": 1, "big_floor": 1.2e21}, "rate": 1.5, "size": 1}')
+    left_out = callback.call('{"odd": {}}')
+    assert 'Rate.UNBOUNDED' in left_out and 'Size.HUGE' in left_out and "Decimal('NaN')" in left_out
+
+
+@pytest.mark.parametrize(
+    ('annotation', 'words'),
+    [
+        (Annotated[float, pydantic.Field(ge=math.inf)], 'ge=inf leaves no finite number'),
+        (Annotated[float, pydantic.Field(lt=-math.inf)], 'lt=-inf leaves no finite number'),
+        (Annotated[float, pydantic.Field(ge=math.nan)], 'ge=nan leaves no finite number'),
+        (list[Annotated[float, pydantic.Field(ge=math.inf, le=5)]], 'ge=inf leaves no finite number'),
+        (Annotated[int, pydantic.Field(ge=2**70)], 'leaves no 64-bit integer'),
+        (Annotated[decimal.Decimal, pydantic.Field(ge=decimal.Decimal('NaN'))], 'ge=nan leaves no finite number'),
+        (Literal[2**70], 'has no JSON form'),
+        (Annotated[int, pydantic.Field(gt=math.inf)], 'must be coercible to an integer'),  # pydantic's own refusal
+        (Annotated[float, pydantic.Field(multiple_of=math.nan)], 'multiple_of'),
+    ],
+)
+def test_a_constraint_no_number_can_meet_is_a_typed_error(annotation: Any, words: str) -> None:
+    def bounded(x: float) -> str:
+        return repr(x)
+
+    bounded.__annotations__['x'] = annotation
+    with pytest.raises(TypeError, match=f"(?s)tool '.*bounded'.*parameter 'x'.*{re.escape(words)}"):
+        MethodToolCallback(bounded)
+
+
+class Described(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(json_schema_extra={'examples': [{'v': math.nan}]})
+    v: Annotated[float, pydantic.Field(examples=[math.inf])] = 0.0
+
+
+def described(d: Described) -> str:
+    return repr(d)
+
+
+def test_non_json_schema_data_of_the_developer_is_a_typed_error() -> None:
+    with pytest.raises(TypeError, match=r"tool 'described': its input schema holds a value with no JSON form"):
+        MethodToolCallback(described)
+    with pytest.raises(TypeError, match='no JSON form'):
+        MethodToolCallback(described, schema_options=[SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import decimal
 import enum
 import functools
 import inspect
@@ -301,9 +302,82 @@ class _ToolJsonSchema(GenerateJsonSchema):
         bounds. The field keeps its default when validated.
         """
         json_schema = super().default_schema(schema)
-        if 'default' in json_schema and not _json_finite(self.get_default_value(schema)):
+        if 'default' in json_schema and not _has_json_form(self.get_default_value(schema)):
             del json_schema['default']  # checked on the Python value: pydantic writes one inside a list as null
         return json_schema
+
+    def enum_schema(self, schema: core_schema.EnumSchema) -> dict[str, Any]:
+        """pydantic's, without the members whose value has no JSON form (see :meth:`literal_schema`)."""
+        return _choices_with_json_form(super().enum_schema(schema))
+
+    def literal_schema(self, schema: core_schema.LiteralSchema) -> dict[str, Any]:
+        """pydantic's, without the values that have no JSON form (NaN, infinities, integers beyond 64 bits).
+
+        The model cannot send those (the numbers rule would refuse them anyway), and the core and the
+        providers refuse a schema holding them.
+
+        Raises:
+            TypeError: no value is left.
+        """
+        return _choices_with_json_form(super().literal_schema(schema))
+
+    def int_schema(self, schema: core_schema.IntSchema) -> dict[str, Any]:
+        """pydantic's, with the bounds that have no JSON form dropped (see :func:`_bounds_with_json_form`)."""
+        return _bounds_with_json_form(super().int_schema(schema), schema, integer=True)
+
+    def float_schema(self, schema: core_schema.FloatSchema) -> dict[str, Any]:
+        """pydantic's, with the bounds that have no JSON form dropped (see :func:`_bounds_with_json_form`)."""
+        return _bounds_with_json_form(super().float_schema(schema), schema, integer=False)
+
+
+_LOWER_BOUNDS = (('ge', 'minimum'), ('gt', 'exclusiveMinimum'))
+_UPPER_BOUNDS = (('le', 'maximum'), ('lt', 'exclusiveMaximum'))
+
+
+def _bounds_with_json_form(json_schema: dict[str, Any], core: Mapping[str, Any], *, integer: bool) -> dict[str, Any]:
+    """A number's JSON Schema without bounds the core and the providers cannot hold (NaN, infinities, huge ints).
+
+    A bound that excludes no number the numbers rule accepts (``le=math.inf``, an int ``ge`` below
+    ``-2**63``) goes, as pydantic drops infinite ones; a float's integer bound beyond 64 bits is
+    written as a float.
+
+    Raises:
+        TypeError: a bound leaves no number the tool could receive (``ge=math.inf``, a NaN bound or
+            ``multiple_of``, an int ``ge`` beyond ``2**63 - 1``): every call would be refused.
+    """
+    for core_key, key in (*_LOWER_BOUNDS, *_UPPER_BOUNDS, ('multiple_of', 'multipleOf')):
+        bound = core.get(core_key)
+        if bound is None or isinstance(bound, bool) or _has_json_form(bound):
+            continue
+        lower = core_key in ('ge', 'gt')
+        if not lower and core_key not in ('le', 'lt'):
+            raise TypeError(f'multiple_of={bound!r} leaves no finite number')
+        if isinstance(bound, int) and not integer:
+            json_schema[key] = float(bound)  # within a double's range: a float bound JSON holds
+            continue
+        nan = isinstance(bound, float) and math.isnan(bound)
+        excludes_all = nan or (bound > 0 if lower else bound < 0)  # above (below) every value the tool may get
+        if excludes_all:
+            raise TypeError(f'{core_key}={bound!r} leaves no {"64-bit integer" if integer else "finite number"}')
+        json_schema.pop(key, None)
+    return json_schema
+
+
+def _choices_with_json_form(json_schema: dict[str, Any]) -> dict[str, Any]:
+    """``json_schema`` (an enum's or literal's) without ``enum``/``const`` values that have no JSON form.
+
+    Raises:
+        TypeError: none is left.
+    """
+    if 'const' in json_schema and not _has_json_form(json_schema['const']):
+        raise TypeError(f'the value {json_schema["const"]!r} has no JSON form')
+    values = json_schema.get('enum')
+    if isinstance(values, list) and not all(_has_json_form(value) for value in values):
+        kept = [value for value in values if _has_json_form(value)]
+        if not kept:
+            raise TypeError(f'no value of {values!r} has a JSON form')
+        json_schema['enum'] = kept
+    return json_schema
 
 
 def _core_admits_none(schema: Any) -> bool:
@@ -362,13 +436,30 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         input_schema['$defs'] = defs
     input_schema.update(properties=properties, required=[p.name for p in parameters if p.required])
     clean_generated_schema(input_schema)
-    if not allow_extra:
-        input_schema['additionalProperties'] = False
-        input_schema = forbid_additional_properties(input_schema)
-    if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
-        input_schema = upper_case_type_values(input_schema)
+    try:  # the core's walks refuse NaN, infinities and integers beyond 64 bits (ValueError)
+        if not allow_extra:
+            input_schema['additionalProperties'] = False
+            input_schema = forbid_additional_properties(input_schema)
+        elif not _has_json_form(input_schema):
+            raise ValueError('NaN, an infinity or an integer beyond 64 bits')  # what that walk would refuse
+        if SchemaOption.UPPER_CASE_TYPE_VALUES in options:
+            input_schema = upper_case_type_values(input_schema)
+    except ValueError as exc:
+        raise _no_json_form(func, exc) from exc
     return FunctionSchema(
         input_schema, tuple(parameters), context_parameter, summary, _is_async(func), context_position, build_arguments
+    )
+
+
+def _no_json_form(func: Callable[..., Any], exc: ValueError) -> TypeError:
+    """The error of a schema holding NaN, an infinity or an integer beyond 64 bits (the core's ``ValueError``).
+
+    Only the developer's own schema data gets there (``Field(examples=[math.inf])``, ``json_schema_extra``):
+    such defaults, bounds and choices are left out while generating.
+    """
+    return TypeError(
+        f'tool {func.__qualname__!r}: its input schema holds a value with no JSON form ({exc}), '
+        'in examples or json_schema_extra'
     )
 
 
@@ -472,11 +563,19 @@ def _generated_apart(func: Callable[..., Any], parameters: list[ParameterSchema]
     for p in parameters:
         try:
             schema = p.adapter.json_schema(ref_template=_REF_TEMPLATE, schema_generator=_ToolJsonSchema)
-        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
+        except (
+            pydantic.PydanticSchemaGenerationError,
+            pydantic.PydanticUserError,
+            pydantic_core.SchemaError,
+            TypeError,
+        ) as exc:
             raise TypeError(
                 f'tool {func.__qualname__!r}: parameter {p.name!r} has type {p.annotation!r} with no JSON Schema: {exc}'
             ) from exc
-        schemas[p.name], defs = hoist_defs_to_root(schema, defs)
+        try:
+            schemas[p.name], defs = hoist_defs_to_root(schema, defs)
+        except ValueError as exc:
+            raise _no_json_form(func, exc) from exc
     return schemas, defs
 
 
@@ -666,26 +765,35 @@ def _finish_parameter_schema(
 
 
 def _set_default(schema: dict[str, Any], default: Any) -> None:
-    """``schema['default']``: ``default``'s JSON form, left out when it has none (orjson writes NaN/inf as ``null``)."""
+    """``schema['default']``: ``default``'s JSON form, left out when it has none (orjson writes NaN/inf as ``null``; see :func:`_has_json_form`)."""
     try:
         value = orjson.dumps(default)
     except TypeError:
         return  # a default with no JSON form is simply not advertised
-    if _json_finite(default):
+    if _has_json_form(default):
         schema['default'] = orjson.loads(value)
 
 
-def _json_finite(value: Any) -> bool:
-    """Whether ``value`` (a default: JSON-like data, enum members, dataclasses) holds no NaN or infinite float.
+_JSON_INT_MIN = -(2**63)
+_JSON_INT_MAX = 2**64 - 1
+"""The integers a JSON Schema value may hold in the core (serde_json without arbitrary precision)."""
 
-    Looks into dicts, lists, tuples, sets, enum members' values and dataclass fields, as orjson and
-    pydantic serialize them; other objects count as finite.
+
+def _has_json_form(value: Any) -> bool:
+    """Whether ``value`` (a default or a schema value: JSON-like data, enum members, dataclasses) has a JSON form.
+
+    No NaN or infinite float or ``Decimal`` and no integer beyond 64 bits anywhere in it; looks into
+    dicts, lists, tuples, sets, enum members' values and dataclass fields, as orjson and pydantic
+    serialize them; other objects count as having one.
     """
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float):
-            if not math.isfinite(item):
+        if isinstance(item, float | decimal.Decimal):
+            if not (math.isfinite(item) if isinstance(item, float) else item.is_finite()):
+                return False
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not _JSON_INT_MIN <= item <= _JSON_INT_MAX:
                 return False
         elif isinstance(item, enum.Enum):
             stack.append(item.value)
