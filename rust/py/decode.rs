@@ -1,24 +1,1276 @@
-//! `ArgumentDecoder`: tool arguments parsed and validated against a pydantic core schema in one step.
+//! `ArgumentDecoder`: tool arguments parsed, validated and converted in one step against a plan compiled once
+//! from a pydantic core schema, with exactly the result of pydantic-core's `validate_json` or no answer.
+//!
+//! The text is read by the strict one-pass parser ([`onepass::strict`], as `parse_arguments` reads it). A CHECK
+//! phase then walks the parsed objects against the plan without side effects; only when every value is certain,
+//! a BUILD phase makes the result (enum members, `int` -> `float`, model instances, defaults and factories), as
+//! pydantic-core's validators would. Any doubt (a value pydantic's lax mode might coerce, a repeated key where
+//! pydantic would validate both values, a number outside the numbers rule) gives `None`, and the caller runs
+//! pydantic. The pure-Python twin, with the same decisions, is `toolweave._reference.decode`.
 
+use std::collections::HashMap;
+
+use jiter::NumberAny;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyType};
 
-/// A tool's arguments decoder compiled from a pydantic core schema.
+use super::json::PyValues;
+use super::schema::numbers_fine;
+use crate::json::onepass::{self, Sink, Top};
+
+/// Deepest container nesting decoded (the top-level object is depth 0); deeper values answer None.
+const MAX_DEPTH: usize = 100;
+/// Plan nodes one CHECK path may pass through (containers, nullables, definition refs): hostile plans stop here.
+const MAX_STEPS: usize = 4_000;
+/// Schema nesting compiled (deeper: no plan), and schema nodes one plan may hold.
+const MAX_SCHEMA_DEPTH: usize = 400;
+const MAX_NODES: usize = 100_000;
+
+/// How a typed dict or model treats keys that are not fields (pydantic-core's `ExtraBehavior`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extra {
+    Forbid,
+    Ignore,
+    /// Typed dicts only, without `extras_schema`: extra values are kept as parsed, after the fields.
+    Allow,
+}
+
+/// What a missing field becomes (pydantic-core's `WithDefaultValidator`).
+enum Default {
+    /// No default: a required field is missing (None), an optional typed-dict field is left out.
+    Absent,
+    /// The default itself, deep-copied first when it is not hashable (`copy_default` in `with_default.rs`).
+    Value(Py<PyAny>, bool),
+    /// `default_factory()`.
+    Factory(Py<PyAny>),
+}
+
+struct Field {
+    /// The output key (the field name).
+    name: Py<PyString>,
+    /// The JSON key (the `validation_alias`, else the name).
+    key: Py<PyString>,
+    node: usize,
+    required: bool,
+    default: Default,
+}
+
+/// Fields of a typed dict or of `model-fields`.
+struct Fields {
+    fields: Vec<Field>,
+    extra: Extra,
+    /// Every field's JSON key equals its name.
+    plain: bool,
+}
+
+/// `ge`/`gt`/`le`/`lt` of a number node.
+#[derive(Default)]
+struct Bounds<T> {
+    ge: Option<T>,
+    gt: Option<T>,
+    le: Option<T>,
+    lt: Option<T>,
+}
+
+impl<T: PartialOrd + Copy> Bounds<T> {
+    fn hold(&self, v: T) -> bool {
+        self.ge.is_none_or(|b| v >= b)
+            && self.gt.is_none_or(|b| v > b)
+            && self.le.is_none_or(|b| v <= b)
+            && self.lt.is_none_or(|b| v < b)
+    }
+}
+
+/// A `literal` or `enum` table: a JSON scalar (by JSON type and value) -> the object pydantic returns for it.
+#[derive(Default)]
+struct Table {
+    strs: HashMap<String, Py<PyAny>>,
+    ints: HashMap<i64, Py<PyAny>>,
+    bools: [Option<Py<PyAny>>; 2],
+    none: Option<Py<PyAny>>,
+}
+
+enum Node {
+    Str(usize, Option<usize>),
+    Int(Bounds<i128>, Option<i128>),
+    Float(Bounds<f64>),
+    Bool,
+    Null,
+    Any,
+    Nullable(usize),
+    Lookup(Table),
+    List(usize, usize, Option<usize>),
+    Dict(usize, usize, Option<usize>),
+    TypedDict(Fields),
+    Model(Py<PyType>, Fields),
+    /// A `definition-ref` (its definition's node).
+    Ref(usize),
+}
+
+/// Tool arguments parsed, validated and converted in one step, as pydantic-core's `validate_json` gives them.
+///
+/// `ArgumentDecoder.build(core_schema)` compiles `TypeAdapter(X).core_schema` (a `typed-dict` or `model`, possibly
+/// under `definitions`) once; it returns None (never raises) when any reachable node, key or config is outside the
+/// supported subset: str, int, float, bool, none, nullable, any, literal, str/int enum, list, dict with str keys,
+/// typed-dict, model over model-fields, default (as a field's schema), definitions. `decode(text)` returns what
+/// `validate_json(text)` returns (same types, the enum members themselves, model instances built as pydantic-core's
+/// `ModelValidator` builds them: `object.__new__`, then `__dict__`, `__pydantic_extra__`, `__pydantic_private__`,
+/// `__pydantic_fields_set__`) when pydantic would accept `text` and every number in the result is an int within
+/// signed 64 bits or a finite float; otherwise None (not a str, not a strict JSON object, a value lax mode might
+/// coerce, containers nested deeper than 100, anything uncertain). It raises only what a `default_factory` (or
+/// `copy.deepcopy` of an unhashable default) raises. Immutable; safe from many threads. The pure-Python twin is
+/// `toolweave._reference.decode.ArgumentDecoder`.
 #[pyclass(frozen, module = "toolweave._core")]
-pub struct ArgumentDecoder {}
+pub struct ArgumentDecoder {
+    nodes: Vec<Node>,
+    /// Per node: BUILD gives back the parsed value unchanged.
+    same: Vec<bool>,
+    root: usize,
+    /// The plan has a `dict` whose values are validated: a repeated key then answers None (pydantic validates
+    /// each pair of the text, the parser keeps the last).
+    counts_pairs: bool,
+    object_new: Py<PyAny>,
+    object_setattr: Py<PyAny>,
+    deepcopy: Py<PyAny>,
+    model_type: Py<PyType>,
+    enum_type: Py<PyType>,
+}
+
+/// Why BUILD stopped: a value not certain after all (a factory's result breaking the numbers rule), or an error.
+enum Stop {
+    Unsure,
+    Raised(PyErr),
+}
+
+impl From<PyErr> for Stop {
+    fn from(e: PyErr) -> Self {
+        Stop::Raised(e)
+    }
+}
+
+type Built<'py> = Result<Bound<'py, PyAny>, Stop>;
 
 #[pymethods]
 impl ArgumentDecoder {
-    /// The decoder of `core_schema`, or None when the schema is outside the supported subset.
+    /// The decoder of `core_schema` (a pydantic core schema mapping), or None when any reachable node, key or
+    /// config is outside the supported subset, or the schema is malformed. Never raises.
     #[staticmethod]
-    fn build(core_schema: &Bound<'_, PyAny>) -> Option<ArgumentDecoder> {
-        let _ = core_schema;
-        None
+    fn build(py: Python<'_>, core_schema: &Bound<'_, PyAny>) -> Option<ArgumentDecoder> {
+        let builtins = py.import("builtins").ok()?;
+        let object = builtins.getattr("object").ok()?;
+        let enum_type = py
+            .import("enum")
+            .ok()?
+            .getattr("Enum")
+            .ok()?
+            .cast_into::<PyType>()
+            .ok()?;
+        let model_type = py
+            .import("pydantic")
+            .ok()?
+            .getattr("BaseModel")
+            .ok()?
+            .cast_into::<PyType>()
+            .ok()?;
+        let mut c = Compiler {
+            py,
+            nodes: Vec::new(),
+            definitions: HashMap::new(),
+            refs: HashMap::new(),
+            queue: Vec::new(),
+            counts_pairs: false,
+            object_new: object.getattr("__new__").ok()?,
+            enum_type,
+            model_type,
+        };
+        let root = c.node(core_schema, 0)?;
+        while let Some((name, slot)) = c.queue.pop() {
+            let definition = c.definitions.get(&name)?.clone();
+            let target = c.node(&definition, 1)?;
+            c.nodes[slot] = Node::Ref(target);
+        }
+        if !chains_end(&c.nodes) {
+            return None;
+        }
+        Some(ArgumentDecoder {
+            same: sameness(&c.nodes),
+            nodes: c.nodes,
+            root,
+            counts_pairs: c.counts_pairs,
+            object_new: c.object_new.unbind(),
+            object_setattr: object.getattr("__setattr__").ok()?.unbind(),
+            deepcopy: py.import("copy").ok()?.getattr("deepcopy").ok()?.unbind(),
+            model_type: c.model_type.unbind(),
+            enum_type: c.enum_type.unbind(),
+        })
     }
 
-    /// The validated value of `text`, or None when not certain.
-    fn decode<'py>(&self, text: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
-        let _ = text;
+    /// What `validate_json(text)` returns, or None when the decoder is not certain of it (see the class).
+    ///
+    /// Raises only what a `default_factory` (or `copy.deepcopy` of an unhashable default) raises.
+    fn decode<'py>(&self, text: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = text.py();
+        let Some(t) = text
+            .cast_exact::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok())
+        else {
+            return Ok(None);
+        };
+        let mut sink = Pairs {
+            values: PyValues::new(py),
+            repeated: false,
+        };
+        let parsed = onepass::strict(&mut sink, t);
+        let repeated = sink.repeated;
+        drop(sink);
+        let Ok(Top::Object(v)) = parsed else {
+            return Ok(None);
+        };
+        if self.counts_pairs && (repeated || t.contains("\\u003a") || t.contains("\\u003A")) {
+            return Ok(None);
+        }
+        let mut steps = 0;
+        if !self.check(self.root, &v, 0, &mut steps) {
+            return Ok(None);
+        }
+        match self.build_value(self.root, v) {
+            Ok(v) => Ok(Some(v)),
+            Err(Stop::Unsure) => Ok(None),
+            Err(Stop::Raised(e)) => Err(e),
+        }
+    }
+}
+
+/// The parser's Python objects ([`PyValues`], as `parse_arguments` builds them), noting a repeated key.
+struct Pairs<'py> {
+    values: PyValues<'py, 'static>,
+    repeated: bool,
+}
+
+impl<'py> Sink for Pairs<'py> {
+    type Value = Bound<'py, PyAny>;
+    type Object = (Bound<'py, PyDict>, usize);
+
+    fn null(&mut self) -> Self::Value {
+        self.values.null()
+    }
+
+    fn boolean(&mut self, b: bool) -> Self::Value {
+        self.values.boolean(b)
+    }
+
+    fn string(&mut self, s: &str) -> Self::Value {
+        self.values.string(s)
+    }
+
+    fn number(&mut self, n: NumberAny) -> Option<Self::Value> {
+        self.values.number(n)
+    }
+
+    fn array(&mut self, items: std::vec::Drain<'_, Self::Value>) -> Self::Value {
+        self.values.array(items)
+    }
+
+    fn object(&mut self) -> Self::Object {
+        (self.values.object(), 0)
+    }
+
+    fn insert(&mut self, object: &mut Self::Object, key: &str, value: Self::Value) {
+        self.values.insert(&mut object.0, key, value);
+        object.1 += 1;
+    }
+
+    fn close(&mut self, object: Self::Object) -> Self::Value {
+        self.repeated |= object.0.len() != object.1;
+        self.values.close(object.0)
+    }
+}
+
+/// Whether every chain of `nullable` and `definition-ref` nodes ends (no definition is only itself).
+fn chains_end(nodes: &[Node]) -> bool {
+    (0..nodes.len()).all(|start| {
+        let mut i = start;
+        for _ in 0..=nodes.len() {
+            match nodes.get(i) {
+                Some(Node::Nullable(j) | Node::Ref(j)) => i = *j,
+                Some(_) => return true,
+                None => return false,
+            }
+        }
+        false
+    })
+}
+
+/// Per node: whether BUILD gives back the parsed value unchanged (a fixpoint over definition cycles).
+fn sameness(nodes: &[Node]) -> Vec<bool> {
+    let mut same: Vec<bool> = nodes
+        .iter()
+        .map(|n| {
+            matches!(
+                n,
+                Node::Str(..)
+                    | Node::Int(..)
+                    | Node::Bool
+                    | Node::Null
+                    | Node::Any
+                    | Node::Nullable(_)
+                    | Node::List(..)
+                    | Node::Dict(..)
+                    | Node::Ref(_)
+            )
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for (i, n) in nodes.iter().enumerate() {
+            let inner = match n {
+                Node::Nullable(j) | Node::List(j, ..) | Node::Dict(j, ..) | Node::Ref(j) => *j,
+                _ => continue,
+            };
+            if same[i] && !same.get(inner).copied().unwrap_or(false) {
+                same[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return same;
+        }
+    }
+}
+
+/// An exact `int` within signed 64 bits.
+fn int64(v: &Bound<'_, PyAny>) -> Option<i64> {
+    if v.is_exact_instance_of::<PyInt>() {
+        v.extract::<i64>().ok()
+    } else {
         None
     }
+}
+
+/// A JSON number as pydantic-core's float validator reads it: a finite float, or an int within 64 bits.
+fn number_f64(v: &Bound<'_, PyAny>) -> Option<f64> {
+    if let Ok(f) = v.cast_exact::<PyFloat>() {
+        let f = f.value();
+        f.is_finite().then_some(f)
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        int64(v).map(|i| i as f64)
+    }
+}
+
+/// Whether every number in the parsed JSON `v` is an int within 64 bits or a finite float (containers up to
+/// [`MAX_DEPTH`]).
+fn json_numbers_fine(v: &Bound<'_, PyAny>, depth: usize) -> bool {
+    if v.is_exact_instance_of::<PyInt>() {
+        int64(v).is_some()
+    } else if let Ok(f) = v.cast_exact::<PyFloat>() {
+        f.value().is_finite()
+    } else if let Ok(l) = v.cast_exact::<PyList>() {
+        depth < MAX_DEPTH && l.iter().all(|item| json_numbers_fine(&item, depth + 1))
+    } else if let Ok(d) = v.cast_exact::<PyDict>() {
+        depth < MAX_DEPTH
+            && d.iter()
+                .all(|(_, item)| json_numbers_fine(&item, depth + 1))
+    } else {
+        true
+    }
+}
+
+fn size_fits(v: &Bound<'_, PyAny>, min: usize, max: Option<usize>) -> bool {
+    if min == 0 && max.is_none() {
+        return true;
+    }
+    v.len()
+        .is_ok_and(|n| n >= min && max.is_none_or(|m| n <= m))
+}
+
+impl Table {
+    /// The object for the JSON scalar `v` (same JSON type, equal value).
+    fn find(&self, v: &Bound<'_, PyAny>) -> Option<&Py<PyAny>> {
+        if let Ok(s) = v.cast_exact::<PyString>() {
+            self.strs.get(s.to_str().ok()?)
+        } else if v.is_exact_instance_of::<PyInt>() {
+            self.ints.get(&int64(v)?)
+        } else if let Ok(b) = v.cast_exact::<PyBool>() {
+            self.bools[usize::from(b.is_true())].as_ref()
+        } else if v.is_none() {
+            self.none.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+impl ArgumentDecoder {
+    /// CHECK: whether `v` (at container depth `depth`) certainly validates against node `i`; no side effects.
+    fn check(&self, i: usize, v: &Bound<'_, PyAny>, depth: usize, steps: &mut usize) -> bool {
+        *steps += 1;
+        if *steps > MAX_STEPS {
+            return false;
+        }
+        let Some(node) = self.nodes.get(i) else {
+            return false;
+        };
+        match node {
+            Node::Str(min, max) => v.is_exact_instance_of::<PyString>() && size_fits(v, *min, *max),
+            Node::Int(bounds, multiple_of) => int64(v).is_some_and(|n| {
+                let n = i128::from(n);
+                bounds.hold(n) && multiple_of.is_none_or(|m| n % m == 0)
+            }),
+            Node::Float(bounds) => number_f64(v).is_some_and(|f| bounds.hold(f)),
+            Node::Bool => v.is_exact_instance_of::<PyBool>(),
+            Node::Null => v.is_none(),
+            Node::Any => json_numbers_fine(v, depth),
+            Node::Nullable(j) => v.is_none() || self.walk(*j, v, depth, steps),
+            Node::Ref(j) => self.walk(*j, v, depth, steps),
+            Node::Lookup(t) => t.find(v).is_some(),
+            Node::List(j, min, max) => v.cast_exact::<PyList>().is_ok_and(|l| {
+                depth < MAX_DEPTH
+                    && size_fits(v, *min, *max)
+                    && l.iter().all(|item| self.walk(*j, &item, depth + 1, steps))
+            }),
+            Node::Dict(j, min, max) => v.cast_exact::<PyDict>().is_ok_and(|d| {
+                depth < MAX_DEPTH
+                    && size_fits(v, *min, *max)
+                    && d.iter()
+                        .all(|(_, item)| self.walk(*j, &item, depth + 1, steps))
+            }),
+            Node::TypedDict(f) | Node::Model(_, f) => self.check_fields(f, v, depth, steps),
+        }
+    }
+
+    /// [`Self::check`] one level down, with the path's step count restored afterwards.
+    fn walk(&self, i: usize, v: &Bound<'_, PyAny>, depth: usize, steps: &mut usize) -> bool {
+        let before = *steps;
+        let ok = self.check(i, v, depth, steps);
+        *steps = before;
+        ok
+    }
+
+    fn check_fields(
+        &self,
+        f: &Fields,
+        v: &Bound<'_, PyAny>,
+        depth: usize,
+        steps: &mut usize,
+    ) -> bool {
+        let Ok(d) = v.cast_exact::<PyDict>() else {
+            return false;
+        };
+        if depth >= MAX_DEPTH {
+            return false;
+        }
+        let py = v.py();
+        let mut found = 0;
+        for field in &f.fields {
+            match d.get_item(field.key.bind(py)) {
+                Ok(Some(item)) => {
+                    found += 1;
+                    if !self.walk(field.node, &item, depth + 1, steps) {
+                        return false;
+                    }
+                }
+                Ok(None) => {
+                    if field.required && matches!(field.default, Default::Absent) {
+                        return false;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        if found == d.len() || f.extra == Extra::Ignore {
+            return true;
+        }
+        f.extra == Extra::Allow
+            && d.iter().all(|(k, item)| {
+                f.fields
+                    .iter()
+                    .any(|field| k.eq(field.key.bind(py)).unwrap_or(false))
+                    || json_numbers_fine(&item, depth + 1)
+            })
+    }
+
+    /// BUILD: the validated value of `v` (already checked against node `i`). Lists and dicts of the parse are
+    /// filled in place: they are this call's own, fresh objects, as pydantic's would be.
+    fn build_value<'py>(&self, i: usize, v: Bound<'py, PyAny>) -> Built<'py> {
+        if self.same.get(i).copied().unwrap_or(true) {
+            return Ok(v);
+        }
+        let py = v.py();
+        let Some(node) = self.nodes.get(i) else {
+            return Ok(v);
+        };
+        Ok(match node {
+            Node::Float(_) => match number_f64(&v) {
+                Some(f) if !v.is_exact_instance_of::<PyFloat>() => PyFloat::new(py, f).into_any(),
+                _ => v,
+            },
+            Node::Nullable(_) if v.is_none() => v,
+            Node::Nullable(j) | Node::Ref(j) => self.build_value(*j, v)?,
+            Node::Lookup(t) => match t.find(&v) {
+                Some(x) => x.bind(py).clone(),
+                None => return Err(Stop::Unsure),
+            },
+            Node::List(j, ..) => {
+                let l = v.cast_exact::<PyList>().map_err(PyErr::from)?;
+                for (at, item) in l.iter().enumerate() {
+                    let built = self.build_value(*j, item.clone())?;
+                    if !built.is(&item) {
+                        l.set_item(at, built)?;
+                    }
+                }
+                v
+            }
+            Node::Dict(j, ..) => {
+                let d = v.cast_exact::<PyDict>().map_err(PyErr::from)?;
+                let items: Vec<_> = d.iter().collect();
+                for (k, item) in items {
+                    let built = self.build_value(*j, item.clone())?;
+                    if !built.is(&item) {
+                        d.set_item(k, built)?;
+                    }
+                }
+                v
+            }
+            Node::TypedDict(f) => self.build_fields(f, &v)?.0.into_any(),
+            Node::Model(cls, f) => {
+                let (dict, names) = self.build_fields(f, &v)?;
+                // As pydantic-core's `create_class` and `set_model_attrs` (model.rs): no `__init__`, no
+                // `__setattr__` of the model.
+                let instance = self.object_new.bind(py).call1((cls.bind(py),))?;
+                let setattr = self.object_setattr.bind(py);
+                setattr.call1((&instance, pyo3::intern!(py, "__dict__"), dict))?;
+                setattr.call1((
+                    &instance,
+                    pyo3::intern!(py, "__pydantic_extra__"),
+                    py.None(),
+                ))?;
+                setattr.call1((
+                    &instance,
+                    pyo3::intern!(py, "__pydantic_private__"),
+                    py.None(),
+                ))?;
+                setattr.call1((
+                    &instance,
+                    pyo3::intern!(py, "__pydantic_fields_set__"),
+                    names,
+                ))?;
+                instance
+            }
+            _ => v,
+        })
+    }
+
+    /// The output dict of a typed dict or model (fields in schema order, defaults filled, then with
+    /// `Extra::Allow` the extras in input order) and the set of the field names given, as pydantic-core's
+    /// `typed_dict.rs` / `model_fields.rs` make them. The parsed dict itself is filled when its keys already are
+    /// the given fields in schema order and no default comes before a given field.
+    fn build_fields<'py>(
+        &self,
+        f: &Fields,
+        v: &Bound<'py, PyAny>,
+    ) -> Result<(Bound<'py, PyDict>, Bound<'py, PySet>), Stop> {
+        let py = v.py();
+        let d = v.cast_exact::<PyDict>().map_err(PyErr::from)?;
+        let given: Vec<Option<Bound<'py, PyAny>>> = f
+            .fields
+            .iter()
+            .map(|field| d.get_item(field.key.bind(py)))
+            .collect::<PyResult<_>>()?;
+        let found = given.iter().flatten().count();
+        let names = PySet::empty(py)?;
+        let reuse = f.plain && found == d.len() && in_schema_order(d, f, &given);
+        let out = if reuse { d.clone() } else { PyDict::new(py) };
+        for (field, item) in f.fields.iter().zip(given) {
+            let name = field.name.bind(py);
+            match item {
+                Some(item) => {
+                    let built = self.build_value(field.node, item.clone())?;
+                    if !(reuse && built.is(&item)) {
+                        out.set_item(name, built)?;
+                    }
+                    names.add(name)?;
+                }
+                None => match &field.default {
+                    Default::Absent => {}
+                    Default::Value(x, copy) => {
+                        let x = x.bind(py);
+                        if *copy {
+                            out.set_item(name, self.deepcopy.bind(py).call1((x,))?)?;
+                        } else {
+                            out.set_item(name, x)?;
+                        }
+                    }
+                    Default::Factory(factory) => {
+                        let made = factory.bind(py).call0()?;
+                        if !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))?
+                        {
+                            return Err(Stop::Unsure);
+                        }
+                        out.set_item(name, made)?;
+                    }
+                },
+            }
+        }
+        if f.extra == Extra::Allow && found != d.len() {
+            for (k, item) in d.iter() {
+                if !f
+                    .fields
+                    .iter()
+                    .any(|field| k.eq(field.key.bind(py)).unwrap_or(false))
+                {
+                    out.set_item(k, item)?;
+                }
+            }
+        }
+        Ok((out, names))
+    }
+}
+
+/// Whether the keys of `d` are, in order, the given fields in schema order, with no default to fill before the
+/// last given field.
+fn in_schema_order(d: &Bound<'_, PyDict>, f: &Fields, given: &[Option<Bound<'_, PyAny>>]) -> bool {
+    let py = d.py();
+    let mut keys = d.keys().into_iter();
+    let mut filled_before = false;
+    for (field, item) in f.fields.iter().zip(given) {
+        if item.is_some() {
+            let Some(k) = keys.next() else {
+                return false;
+            };
+            let name = field.name.bind(py);
+            if filled_before || !(k.is(name) || k.eq(name).unwrap_or(false)) {
+                return false;
+            }
+        } else if !matches!(field.default, Default::Absent) {
+            filled_before = true;
+        }
+    }
+    true
+}
+
+/// Compiles core schema dicts into [`Node`]s (the rules of the twin's `_Compiler`).
+struct Compiler<'py> {
+    py: Python<'py>,
+    nodes: Vec<Node>,
+    /// Every `definitions` entry met, by `ref` (a later one replaces an earlier one).
+    definitions: HashMap<String, Bound<'py, PyAny>>,
+    /// `definition-ref` name -> its (shared) [`Node::Ref`].
+    refs: HashMap<String, usize>,
+    /// Definitions referred to and not compiled yet, with their [`Node::Ref`].
+    queue: Vec<(String, usize)>,
+    counts_pairs: bool,
+    object_new: Bound<'py, PyAny>,
+    enum_type: Bound<'py, PyType>,
+    model_type: Bound<'py, PyType>,
+}
+
+/// Keys any node may hold.
+const COMMON: &[&str] = &["type", "ref", "metadata", "serialization"];
+/// Core config keys that change nothing for the subset (JSON input, no instances, no patterns).
+const CONFIG_FREE: &[&str] = &[
+    "title",
+    "extra_fields_behavior",
+    "typed_dict_total",
+    "loc_by_alias",
+    "hide_input_in_errors",
+    "validation_error_cause",
+    "ser_json_timedelta",
+    "ser_json_temporal",
+    "ser_json_bytes",
+    "ser_json_inf_nan",
+    "val_json_bytes",
+    "cache_strings",
+    "serialize_by_alias",
+    "from_attributes",
+    "revalidate_instances",
+    "allow_inf_nan",
+    "coerce_numbers_to_str",
+    "regex_engine",
+    "url_preserve_empty_path",
+    "ser_json_val_json",
+];
+/// Core config keys allowed only with the value that changes nothing.
+const CONFIG_DEFAULTS: &[(&str, bool)] = &[
+    ("validate_by_alias", true),
+    ("validate_by_name", false),
+    ("strict", false),
+    ("validate_default", false),
+    ("str_strip_whitespace", false),
+    ("str_to_lower", false),
+    ("str_to_upper", false),
+];
+const MODEL_KEYS: &[&str] = &[
+    "cls",
+    "schema",
+    "config",
+    "custom_init",
+    "root_model",
+    "post_init",
+    "generic_origin",
+    "frozen",
+    "revalidate_instances",
+    "extra_behavior",
+];
+const TD_FIELD_KEYS: &[&str] = &[
+    "schema",
+    "validation_alias",
+    "serialization_alias",
+    "serialization_exclude",
+    "serialization_exclude_if",
+    "required",
+];
+const MODEL_FIELD_KEYS: &[&str] = &[
+    "schema",
+    "validation_alias",
+    "serialization_alias",
+    "serialization_exclude",
+    "serialization_exclude_if",
+    "frozen",
+];
+const DEFAULT_KEYS: &[&str] = &[
+    "schema",
+    "default",
+    "default_factory",
+    "default_factory_takes_data",
+    "on_error",
+    "validate_default",
+];
+
+/// Whether `d`'s keys are all str, in [`COMMON`] or in one of `allowed`.
+fn only(d: &Bound<'_, PyDict>, allowed: &[&str]) -> Option<()> {
+    for k in d.keys() {
+        let k = k.cast_exact::<PyString>().ok()?;
+        let k = k.to_str().ok()?;
+        if !COMMON.contains(&k) && !allowed.contains(&k) {
+            return None;
+        }
+    }
+    Some(())
+}
+
+fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> Option<Bound<'py, PyAny>> {
+    d.get_item(key).ok().flatten()
+}
+
+/// `d.get(key)`, with None as absent.
+fn given<'py>(d: &Bound<'py, PyDict>, key: &str) -> Option<Bound<'py, PyAny>> {
+    item(d, key).filter(|v| !v.is_none())
+}
+
+fn text(v: &Bound<'_, PyAny>) -> Option<String> {
+    v.cast_exact::<PyString>()
+        .ok()?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
+fn truthy(v: Option<Bound<'_, PyAny>>) -> Option<bool> {
+    v.map_or(Some(false), |v| v.is_truthy().ok())
+}
+
+/// A length key: absent or None -> `default`; else a non-negative exact int.
+fn length(d: &Bound<'_, PyDict>, key: &str) -> Option<Option<usize>> {
+    match given(d, key) {
+        None => Some(None),
+        Some(v) if v.is_exact_instance_of::<PyInt>() => v.extract::<usize>().ok().map(Some),
+        Some(_) => None,
+    }
+}
+
+fn bounds<T>(
+    d: &Bound<'_, PyDict>,
+    read: impl Fn(&Bound<'_, PyAny>) -> Option<T>,
+) -> Option<Bounds<T>> {
+    let one = |key| given(d, key).map_or(Some(None), |v| read(&v).map(Some));
+    Some(Bounds {
+        ge: one("ge")?,
+        gt: one("gt")?,
+        le: one("le")?,
+        lt: one("lt")?,
+    })
+}
+
+fn int_bound(v: &Bound<'_, PyAny>) -> Option<i128> {
+    if v.is_exact_instance_of::<PyInt>() {
+        v.extract::<i128>().ok()
+    } else {
+        None
+    }
+}
+
+/// A bound a float compares with as pydantic does (as a double): a finite float, or an int a double holds.
+fn float_bound(v: &Bound<'_, PyAny>) -> Option<f64> {
+    const EXACT: i64 = 1 << 53;
+    if v.is_exact_instance_of::<PyFloat>() {
+        number_f64(v)
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        int64(v)
+            .filter(|i| (-EXACT..=EXACT).contains(i))
+            .map(|i| i as f64)
+    }
+}
+
+/// A `config` mapping with only free keys and defaults ([`CONFIG_FREE`], [`CONFIG_DEFAULTS`]); None -> empty.
+fn config_of<'py>(d: &Bound<'py, PyDict>) -> Option<Option<Bound<'py, PyDict>>> {
+    let Some(c) = given(d, "config") else {
+        return Some(None);
+    };
+    let c = c.cast_into_exact::<PyDict>().ok()?;
+    for (k, v) in c.iter() {
+        let k = text(&k)?;
+        if let Some((_, default)) = CONFIG_DEFAULTS.iter().find(|(name, _)| *name == k) {
+            let b = v.cast_exact::<PyBool>().ok()?;
+            if b.is_true() != *default {
+                return None;
+            }
+        } else if !CONFIG_FREE.contains(&k.as_str()) {
+            return None;
+        }
+    }
+    Some(Some(c))
+}
+
+/// `ExtraBehavior::from_schema_or_config` (`build_tools.rs`): the node's, else the config's, else 'ignore';
+/// an `extras_schema` is not supported.
+fn truthy_item<'py>(v: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+    v.filter(|v| v.is_truthy().unwrap_or(true))
+}
+
+fn extra_of(d: &Bound<'_, PyDict>, config: Option<&Bound<'_, PyDict>>) -> Option<Extra> {
+    if given(d, "extras_schema").is_some() {
+        return None;
+    }
+    let name = match truthy_item(item(d, "extra_behavior")) {
+        Some(v) => text(&v)?,
+        None => match truthy_item(config.and_then(|c| item(c, "extra_fields_behavior"))) {
+            Some(v) => text(&v)?,
+            None => "ignore".to_owned(),
+        },
+    };
+    match name.as_str() {
+        "forbid" => Some(Extra::Forbid),
+        "ignore" => Some(Extra::Ignore),
+        "allow" => Some(Extra::Allow),
+        _ => None,
+    }
+}
+
+impl<'py> Compiler<'py> {
+    fn push(&mut self, node: Node) -> usize {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    fn node(&mut self, schema: &Bound<'py, PyAny>, depth: usize) -> Option<usize> {
+        if depth > MAX_SCHEMA_DEPTH || self.nodes.len() >= MAX_NODES {
+            return None;
+        }
+        let d = schema.cast_exact::<PyDict>().ok()?;
+        let kind = text(&item(d, "type")?)?;
+        match kind.as_str() {
+            "definitions" => {
+                only(d, &["schema", "definitions"])?;
+                for definition in item(d, "definitions")?.try_iter().ok()? {
+                    let definition = definition.ok()?;
+                    let name = text(
+                        &definition
+                            .cast_exact::<PyDict>()
+                            .ok()?
+                            .get_item("ref")
+                            .ok()??,
+                    )?;
+                    self.definitions.insert(name, definition);
+                }
+                self.node(&item(d, "schema")?, depth + 1)
+            }
+            "definition-ref" => {
+                only(d, &["schema_ref"])?;
+                let name = text(&item(d, "schema_ref")?)?;
+                if !self.definitions.contains_key(&name) {
+                    return None;
+                }
+                if let Some(slot) = self.refs.get(&name) {
+                    return Some(*slot);
+                }
+                let slot = self.push(Node::Ref(usize::MAX));
+                self.refs.insert(name.clone(), slot);
+                self.queue.push((name, slot));
+                Some(slot)
+            }
+            _ => {
+                let node = self.kind(d, &kind, depth)?;
+                Some(self.push(node))
+            }
+        }
+    }
+
+    /// `key`'s schema, or an `any` node when absent.
+    fn sub(&mut self, d: &Bound<'py, PyDict>, key: &str, depth: usize) -> Option<usize> {
+        match item(d, key) {
+            Some(s) => self.node(&s, depth + 1),
+            None => Some(self.push(Node::Any)),
+        }
+    }
+
+    fn kind(&mut self, d: &Bound<'py, PyDict>, kind: &str, depth: usize) -> Option<Node> {
+        Some(match kind {
+            "str" => {
+                only(d, &["min_length", "max_length"])?;
+                Node::Str(
+                    length(d, "min_length")?.unwrap_or(0),
+                    length(d, "max_length")?,
+                )
+            }
+            "int" => {
+                only(d, &["ge", "gt", "le", "lt", "multiple_of"])?;
+                let multiple_of = match given(d, "multiple_of") {
+                    None => None,
+                    Some(m) => Some(int64(&m).filter(|m| *m != 0)?),
+                };
+                Node::Int(bounds(d, int_bound)?, multiple_of.map(i128::from))
+            }
+            "float" => {
+                only(d, &["ge", "gt", "le", "lt", "allow_inf_nan"])?;
+                Node::Float(bounds(d, float_bound)?)
+            }
+            "bool" | "none" | "any" => {
+                only(d, &[])?;
+                match kind {
+                    "bool" => Node::Bool,
+                    "none" => Node::Null,
+                    _ => Node::Any,
+                }
+            }
+            "nullable" => {
+                only(d, &["schema"])?;
+                Node::Nullable(self.node(&item(d, "schema")?, depth + 1)?)
+            }
+            "literal" => {
+                only(d, &["expected"])?;
+                Node::Lookup(self.literal(&item(d, "expected")?)?)
+            }
+            "enum" => {
+                only(d, &["cls", "members", "sub_type"])?;
+                Node::Lookup(members(d)?)
+            }
+            "list" => {
+                only(
+                    d,
+                    &["items_schema", "min_length", "max_length", "fail_fast"],
+                )?;
+                let item = self.sub(d, "items_schema", depth)?;
+                Node::List(
+                    item,
+                    length(d, "min_length")?.unwrap_or(0),
+                    length(d, "max_length")?,
+                )
+            }
+            "dict" => {
+                only(
+                    d,
+                    &[
+                        "keys_schema",
+                        "values_schema",
+                        "min_length",
+                        "max_length",
+                        "fail_fast",
+                    ],
+                )?;
+                if let Some(k) = item(d, "keys_schema") {
+                    let k = self.node(&k, depth + 1)?;
+                    if !matches!(self.nodes.get(k), Some(Node::Str(0, None))) {
+                        return None;
+                    }
+                }
+                let values = self.sub(d, "values_schema", depth)?;
+                self.counts_pairs |= !matches!(self.nodes.get(values), Some(Node::Any));
+                Node::Dict(
+                    values,
+                    length(d, "min_length")?.unwrap_or(0),
+                    length(d, "max_length")?,
+                )
+            }
+            "typed-dict" => {
+                const KEYS: &[&str] = &[
+                    "fields",
+                    "cls",
+                    "cls_name",
+                    "computed_fields",
+                    "extras_schema",
+                    "extra_behavior",
+                    "total",
+                    "config",
+                ];
+                only(d, KEYS)?;
+                // Typed dicts use their own config only (typed_dict.rs).
+                let config = config_of(d)?;
+                let total = match item(d, "total") {
+                    Some(total) => Some(total),
+                    None => config.as_ref().and_then(|c| item(c, "typed_dict_total")),
+                };
+                let extra = extra_of(d, config.as_ref())?;
+                let fields = item(d, "fields")?.cast_into_exact::<PyDict>().ok()?;
+                let mut out = Vec::with_capacity(fields.len());
+                for (name, field) in fields.iter() {
+                    let field = field.cast_into_exact::<PyDict>().ok()?;
+                    only(&field, TD_FIELD_KEYS)?;
+                    let required = match item(&field, "required") {
+                        Some(r) => r.is_truthy().ok()?,
+                        None => total.as_ref().map_or(Some(true), |t| t.is_truthy().ok())?,
+                    };
+                    out.push(self.field(&name, &field, required, depth)?);
+                }
+                Node::TypedDict(fields_of(self.py, out, extra)?)
+            }
+            "model" => self.model(d, depth)?,
+            _ => return None,
+        })
+    }
+
+    fn model(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Option<Node> {
+        only(d, MODEL_KEYS)?;
+        if truthy(item(d, "custom_init"))?
+            || truthy(item(d, "root_model"))?
+            || given(d, "post_init").is_some()
+        {
+            return None;
+        }
+        let cls = item(d, "cls")?.cast_into::<PyType>().ok()?;
+        // Instances come from `object.__new__`, as pydantic-core's `create_class` calls `tp_new` (model.rs).
+        if !cls.getattr("__new__").ok()?.is(&self.object_new) {
+            return None;
+        }
+        // Models use their own config only (model.rs).
+        let config = config_of(d)?;
+        let inner = item(d, "schema")?.cast_into_exact::<PyDict>().ok()?;
+        only(
+            &inner,
+            &[
+                "fields",
+                "model_name",
+                "computed_fields",
+                "extra_behavior",
+                "extras_schema",
+            ],
+        )?;
+        if text(&item(&inner, "type")?)? != "model-fields" {
+            return None;
+        }
+        let extra = extra_of(&inner, config.as_ref())?;
+        if extra == Extra::Allow {
+            return None;
+        }
+        let fields = item(&inner, "fields")?.cast_into_exact::<PyDict>().ok()?;
+        let mut out = Vec::with_capacity(fields.len());
+        for (name, field) in fields.iter() {
+            let field = field.cast_into_exact::<PyDict>().ok()?;
+            only(&field, MODEL_FIELD_KEYS)?;
+            out.push(self.field(&name, &field, true, depth)?);
+        }
+        Some(Node::Model(cls.unbind(), fields_of(self.py, out, extra)?))
+    }
+
+    /// A field: its JSON key (`validation_alias`, a plain str), its node, and a `default` wrapper taken apart here
+    /// (the only place it is supported; with_default.rs).
+    fn field(
+        &mut self,
+        name: &Bound<'py, PyAny>,
+        field: &Bound<'py, PyDict>,
+        required: bool,
+        depth: usize,
+    ) -> Option<Field> {
+        let py = self.py;
+        let name = text(name)?;
+        let key = match item(field, "validation_alias") {
+            Some(alias) => text(&alias)?,
+            None => name.clone(),
+        };
+        let mut schema = item(field, "schema")?;
+        let mut default = Default::Absent;
+        let wrapper = schema.cast_exact::<PyDict>().ok()?.clone();
+        if text(&item(&wrapper, "type")?)? == "default" {
+            only(&wrapper, DEFAULT_KEYS)?;
+            if given(&wrapper, "on_error").is_some_and(|e| text(&e).as_deref() != Some("raise"))
+                || truthy(item(&wrapper, "validate_default"))?
+            {
+                return None;
+            }
+            if item(&wrapper, "default").is_some() || item(&wrapper, "default_factory").is_some() {
+                default = self.default(&wrapper)?;
+            }
+            schema = item(&wrapper, "schema")?;
+        }
+        Some(Field {
+            name: PyString::intern(py, &name).unbind(),
+            key: PyString::intern(py, &key).unbind(),
+            node: self.node(&schema, depth + 1)?,
+            required,
+            default,
+        })
+    }
+
+    /// A missing field's value: the default (within the numbers rule; deep-copied per use when unhashable) or
+    /// the factory's.
+    fn default(&self, wrapper: &Bound<'py, PyDict>) -> Option<Default> {
+        match given(wrapper, "default_factory") {
+            None => {
+                let value =
+                    item(wrapper, "default").unwrap_or_else(|| self.py.None().into_bound(self.py));
+                if !numbers_fine(&value, &self.model_type, &self.enum_type).ok()? {
+                    return None;
+                }
+                let copy = value.hash().is_err();
+                Some(Default::Value(value.unbind(), copy))
+            }
+            Some(factory) => {
+                if !factory.is_callable()
+                    || item(wrapper, "default").is_some()
+                    || truthy(item(wrapper, "default_factory_takes_data"))?
+                {
+                    return None;
+                }
+                Some(Default::Factory(factory.unbind()))
+            }
+        }
+    }
+
+    /// pydantic-core's `LiteralLookup` (literal.rs) for the JSON scalars an expected value stands for, as the
+    /// twin's `_literal_table`: each expected bool, int (64 bits), str and None, and each enum member with an
+    /// exact int or str value, found first among the expected values of its JSON type, then among the other
+    /// expected objects, then among all primitives (Python dict equality: `1 == True`).
+    fn literal(&self, expected: &Bound<'py, PyAny>) -> Option<Table> {
+        let py = self.py;
+        let items: Vec<Bound<'py, PyAny>> =
+            expected.try_iter().ok()?.collect::<PyResult<_>>().ok()?;
+        let (bools, ints, strs, objects, primitives) = (
+            PyDict::new(py),
+            PyDict::new(py),
+            PyDict::new(py),
+            PyDict::new(py),
+            PyDict::new(py),
+        );
+        for (index, x) in items.iter().enumerate() {
+            if x.is_exact_instance_of::<PyBool>() {
+                bools.set_item(x, index).ok()?;
+                primitives.set_item(x, index).ok()?;
+            }
+            if int64(x).is_some() {
+                ints.set_item(x, index).ok()?;
+                primitives.set_item(x, index).ok()?;
+            } else if x.is_exact_instance_of::<PyString>() {
+                strs.set_item(x, index).ok()?;
+                primitives.set_item(x, index).ok()?;
+            } else {
+                objects.set_item(x, index).ok()?;
+            }
+        }
+        let at = |lookup: &Bound<'py, PyDict>,
+                  key: &Bound<'py, PyAny>|
+         -> Option<Option<Bound<'py, PyAny>>> {
+            match lookup.get_item(key).ok()? {
+                Some(index) => Some(Some(items.get(index.extract::<usize>().ok()?)?.clone())),
+                None => Some(None),
+            }
+        };
+        let mut table = Table::default();
+        for x in &items {
+            if let Ok(b) = x.cast_exact::<PyBool>() {
+                table.bools[usize::from(b.is_true())] = Some(at(&bools, x)??.unbind());
+                continue;
+            }
+            let scalar = if x.is_instance(&self.enum_type).ok()? {
+                x.getattr("value").ok()?
+            } else {
+                x.clone()
+            };
+            let is_int = int64(&scalar).is_some();
+            let is_str = scalar.is_exact_instance_of::<PyString>();
+            if !(is_int || is_str || scalar.is_none()) {
+                continue;
+            }
+            let empty = PyDict::new(py);
+            let first = if is_int {
+                &ints
+            } else if is_str {
+                &strs
+            } else {
+                &empty
+            };
+            for lookup in [first, &objects, &primitives] {
+                if let Some(found) = at(lookup, &scalar)? {
+                    let found = found.unbind();
+                    if let Some(i) = int64(&scalar) {
+                        table.ints.insert(i, found);
+                    } else if is_str {
+                        // A lone surrogate never comes out of the parser: no entry needed.
+                        if let Ok(s) = scalar.cast_exact::<PyString>().ok()?.to_str() {
+                            table.strs.insert(s.to_owned(), found);
+                        }
+                    } else {
+                        table.none = Some(found);
+                    }
+                    break;
+                }
+            }
+        }
+        Some(table)
+    }
+}
+
+/// The fields of a typed dict or model; two fields reading the same JSON key: no plan.
+fn fields_of(py: Python<'_>, fields: Vec<Field>, extra: Extra) -> Option<Fields> {
+    let mut keys = std::collections::HashSet::new();
+    for f in &fields {
+        keys.insert(f.key.bind(py).to_str().ok()?.to_owned());
+    }
+    if keys.len() != fields.len() {
+        return None;
+    }
+    let plain = fields.iter().all(|f| f.key.bind(py).is(f.name.bind(py)));
+    Some(Fields {
+        fields,
+        extra,
+        plain,
+    })
+}
+
+/// `enum` members by value, as enum_.rs with `sub_type` 'str' or 'int' (that JSON type only; the last member
+/// for equal values); no `missing` hook.
+fn members(d: &Bound<'_, PyDict>) -> Option<Table> {
+    let sub_type = text(&item(d, "sub_type")?)?;
+    let cls = item(d, "cls")?.cast_into::<PyType>().ok()?;
+    let list = item(d, "members")?;
+    if !list.is_truthy().ok()? {
+        return None;
+    }
+    let mut t = Table::default();
+    for m in list.try_iter().ok()? {
+        let m = m.ok()?;
+        let value = m.getattr("value").ok()?;
+        if !m.is_instance(&cls).ok()? {
+            return None;
+        }
+        match sub_type.as_str() {
+            "str" => {
+                let s = value.cast_exact::<PyString>().ok()?;
+                if let Ok(s) = s.to_str() {
+                    t.strs.insert(s.to_owned(), m.clone().unbind());
+                }
+            }
+            "int" => {
+                if !value.is_exact_instance_of::<PyInt>() {
+                    return None;
+                }
+                if let Some(i) = int64(&value) {
+                    t.ints.insert(i, m.clone().unbind());
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(t)
 }

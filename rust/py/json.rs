@@ -111,10 +111,10 @@ impl StrCache {
 }
 
 /// Python objects for [`onepass`]; strings of 2 to 63 bytes from [`STR_CACHE`] when this parse holds it.
-struct PyValues<'py, 'c>(Python<'py>, Option<MutexGuard<'c, StrCache>>);
+pub(crate) struct PyValues<'py, 'c>(Python<'py>, Option<MutexGuard<'c, StrCache>>);
 
 impl<'py> PyValues<'py, 'static> {
-    fn new(py: Python<'py>) -> Self {
+    pub(crate) fn new(py: Python<'py>) -> Self {
         let cache = match STR_CACHE.try_lock() {
             Ok(cache) => Some(cache),
             Err(TryLockError::Poisoned(cache)) => Some(cache.into_inner()),

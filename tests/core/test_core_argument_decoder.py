@@ -1,0 +1,598 @@
+"""The Rust ``ArgumentDecoder`` answers as its pure-Python twin and as pydantic-core, and never breaks on junk.
+
+* Differential on core schemas built at random (every supported node with optional, default-valued and
+  unsupported keys; configs; aliases; defaults; definitions): ``build`` says None for the same schemas in
+  Rust and in the twin, and ``decode`` gives the same result (or both None) on texts drawn for the schema
+  and mutated; a non-None result is ``pydantic_core.SchemaValidator(schema).validate_json``'s.
+* Fuzz: ``build`` on random and malformed mappings and ``decode`` on random texts and non-str values
+  never raise.
+* One decoder from 8 threads at once; hostile schemas (self-referencing dicts, definition cycles, deep
+  nesting) and hostile inputs (deep arrays, many keys) answer None or a value, bounded.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import threading
+from typing import Any, Optional
+
+import pydantic
+import pydantic_core
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toolweave._core import ArgumentDecoder as RustDecoder
+from toolweave._reference.decode import ArgumentDecoder as TwinDecoder
+from typing_extensions import TypedDict
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+INT64 = 2**63
+
+
+class Shade(str, enum.Enum):
+    DARK = 'dark'
+    LIGHT = 'light'
+    DIM = 'dark'  # noqa: PIE796 - an alias
+
+
+class Size(enum.IntEnum):
+    S = 1
+    M = 2
+
+
+class Blank(pydantic.BaseModel):
+    """A model class for hand-built ``model`` nodes (pydantic-core sets whatever fields the schema has)."""
+
+
+# Not "complete": pydantic-core would otherwise validate with the class's own prebuilt validator
+# (prebuilt.rs) instead of the hand-built schema.
+Blank.__pydantic_complete__ = False
+
+
+# ------------------------------------------------------------------------------------------ random core schemas
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from([INT64, -INT64 - 1, 2**53 + 1, 10**30]),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(max_size=4),
+    st.sampled_from(['dark', 'light', '1', '3.0', 'a', 'b']),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(['a', 'b', 'k']), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+"""Any JSON value: the mutations texts are made of."""
+
+# Extra keys drawn into nodes: some change nothing (metadata, strict False, serialization), some are unsupported.
+NOISE: dict[str, list[Any]] = {
+    'metadata': [{}, {'pydantic_js_functions': []}],
+    'serialization': [{'type': 'to-string'}],
+    'strict': [False, True],
+    'ref': ['stray-ref'],
+    'pattern': ['a'],
+    'fail_fast': [True],
+}
+
+
+def _noise(draw: st.DrawFn, node: dict[str, Any]) -> dict[str, Any]:
+    if draw(st.integers(0, 24)) == 0:
+        key = draw(st.sampled_from(sorted(NOISE)))
+        node[key] = draw(st.sampled_from(NOISE[key]))
+    return node
+
+
+Shape = tuple[dict[str, Any], st.SearchStrategy[Any]]
+
+
+@st.composite
+def _leaf(draw: st.DrawFn) -> Shape:
+    kind = draw(st.sampled_from(['str', 'int', 'float', 'bool', 'none', 'any', 'literal', 'enum-str', 'enum-int']))
+    node: dict[str, Any]
+    values: st.SearchStrategy[Any]
+    if kind == 'str':
+        node, values = {'type': 'str'}, st.text(max_size=5)
+        if draw(st.booleans()):
+            node.update(min_length=draw(st.integers(0, 2)), max_length=draw(st.sampled_from([None, 3, 5])))
+    elif kind == 'int':
+        node, values = {'type': 'int'}, st.one_of(st.integers(-20, 20), st.sampled_from([INT64, 2.0, '3', True]))
+        if draw(st.booleans()):
+            for key in draw(st.lists(st.sampled_from(['ge', 'gt', 'le', 'lt', 'multiple_of']), unique=True)):
+                node[key] = draw(
+                    st.sampled_from([-3, 0, 2, 7, 2**70, 1.5, None] if key != 'multiple_of' else [2, 3, -2, 0])
+                )
+    elif kind == 'float':
+        node = {'type': 'float'}
+        values = st.one_of(st.floats(-1e6, 1e6), st.integers(-10, 10), st.sampled_from([1e308, INT64, True, '1.5']))
+        if draw(st.booleans()):
+            for key in draw(st.lists(st.sampled_from(['ge', 'gt', 'le', 'lt']), unique=True)):
+                node[key] = draw(st.sampled_from([-1.5, 0, 2, 2**60, 1e300]))
+    elif kind == 'literal':
+        expected = draw(
+            st.lists(
+                st.sampled_from(['a', 'b', 1, 0, True, False, None, Shade.DARK, Size.M, 2**70, 1.5]),
+                min_size=1,
+                max_size=4,
+            )
+        )
+        node, values = (
+            {'type': 'literal', 'expected': expected},
+            st.sampled_from(['a', 'b', 'dark', 1, 0, 2, True, False, None, 1.0]),
+        )
+    elif kind == 'enum-str':
+        node = {'type': 'enum', 'cls': Shade, 'members': list(Shade.__members__.values()), 'sub_type': 'str'}
+        values = st.sampled_from(['dark', 'light', 'DARK', 1])
+    elif kind == 'enum-int':
+        node = {'type': 'enum', 'cls': Size, 'members': list(Size), 'sub_type': 'int'}
+        values = st.sampled_from([1, 2, 3, 1.0, '1', True])
+    else:
+        node, values = {'type': kind}, {'bool': st.booleans(), 'none': st.none(), 'any': JSON_VALUES}[kind]
+    return _noise(draw, node), values
+
+
+@st.composite
+def _fields(draw: st.DrawFn, inner: st.SearchStrategy[Shape], model: bool) -> tuple[dict[str, Any], Any, str]:
+    """``fields`` of a typed-dict or model-fields, a strategy of objects for them, and the extra behaviour."""
+    names = draw(st.lists(st.sampled_from(['a', 'b', 'c', 'd']), min_size=0, max_size=4, unique=True))
+    fields: dict[str, Any] = {}
+    parts: list[tuple[str, Any, bool]] = []
+    for name in names:
+        schema, values = draw(inner)
+        how = draw(st.sampled_from(['plain', 'plain', 'default', 'mutable', 'factory', 'alias', 'optional']))
+        field: dict[str, Any] = {'type': 'model-field' if model else 'typed-dict-field', 'schema': schema}
+        key, needed = name, True
+        if how == 'default':
+            field['schema'] = {
+                'type': 'default',
+                'schema': schema,
+                'default': draw(st.sampled_from([None, 0, 'x', INT64])),
+            }
+            needed = False
+        elif how == 'mutable':
+            field['schema'] = {'type': 'default', 'schema': schema, 'default': [1, {'k': [2]}]}
+            needed = False
+        elif how == 'factory':
+            field['schema'] = {'type': 'default', 'schema': schema, 'default_factory': lambda: {'made': [1.5]}}
+            needed = False
+        elif how == 'alias':
+            key = field['validation_alias'] = f'{name}_in'
+        elif how == 'optional' and not model:
+            field['required'] = False
+            needed = False
+        fields[name] = field
+        parts.append((key, values, needed))
+    extra = draw(st.sampled_from(['forbid', 'ignore', 'allow', None]))
+
+    @st.composite
+    def objects(draw: st.DrawFn) -> dict[str, Any]:
+        out = {key: draw(values) for key, values, needed in parts if needed or draw(st.booleans())}
+        if draw(st.integers(0, 4)) == 0:
+            out['zz'] = draw(JSON_VALUES)
+        return out
+
+    return fields, objects(), extra
+
+
+@st.composite
+def _node(draw: st.DrawFn, depth: int) -> Shape:
+    if depth <= 0:
+        return draw(_leaf())
+    inner = _node(depth - 1)
+    kind = draw(st.sampled_from(['leaf', 'leaf', 'nullable', 'list', 'dict', 'typed-dict', 'model']))
+    if kind == 'leaf':
+        return draw(_leaf())
+    if kind == 'nullable':
+        schema, values = draw(inner)
+        return _noise(draw, {'type': 'nullable', 'schema': schema}), st.one_of(st.none(), values)
+    if kind == 'list':
+        schema, values = draw(inner)
+        node: dict[str, Any] = {'type': 'list', 'items_schema': schema}
+        if draw(st.booleans()):
+            node.update(min_length=draw(st.integers(0, 1)), max_length=draw(st.sampled_from([None, 2])))
+        return _noise(draw, node), st.lists(values, max_size=3)
+    if kind == 'dict':
+        schema, values = draw(inner)
+        node = {'type': 'dict', 'values_schema': schema}
+        if draw(st.booleans()):
+            node['keys_schema'] = draw(
+                st.sampled_from([{'type': 'str'}, {'type': 'int'}, {'type': 'str', 'max_length': 1}])
+            )
+        return _noise(draw, node), st.dictionaries(st.sampled_from(['k', 'k:2', 'z']), values, max_size=3)
+    fields, objects, extra = draw(_fields(inner, kind == 'model'))
+    config: dict[str, Any] = draw(
+        st.sampled_from(
+            [{}, {'title': 'T'}, {'extra_fields_behavior': 'forbid'}, {'str_to_lower': True}, {'strict': False}]
+        )
+    )
+    if kind == 'typed-dict':
+        node = {'type': 'typed-dict', 'fields': fields, 'config': config}
+        if extra is not None:
+            node['extra_behavior'] = extra
+        if draw(st.integers(0, 5)) == 0:
+            node['total'] = False
+        return _noise(draw, node), objects
+    inner_node: dict[str, Any] = {'type': 'model-fields', 'fields': fields, 'model_name': 'Blank'}
+    if extra is not None:
+        inner_node['extra_behavior'] = extra
+    node = {'type': 'model', 'cls': Blank, 'schema': inner_node, 'config': config}
+    if draw(st.integers(0, 6)) == 0:
+        node['post_init'] = 'model_post_init'
+    return _noise(draw, node), objects
+
+
+@st.composite
+def schemas_and_texts(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """A root typed-dict or model (maybe under ``definitions``) and a text: valid for it, or mutated."""
+    while True:
+        schema, objects = draw(_node(3))
+        if schema['type'] in ('typed-dict', 'model'):
+            break
+    if draw(st.booleans()):
+        schema = {
+            'type': 'definitions',
+            'schema': {'type': 'definition-ref', 'schema_ref': 'root'},
+            'definitions': [{**schema, 'ref': 'root'}],
+        }
+    value = draw(objects)
+    text = json.dumps(value, ensure_ascii=draw(st.booleans()))
+    mutation = draw(st.sampled_from(['none', 'none', 'none', 'replace', 'duplicate', 'surrogate', 'cut', 'colon']))
+    if mutation == 'replace' and value:
+        key = draw(st.sampled_from(sorted(value)))
+        text = json.dumps({**value, key: draw(JSON_VALUES)})
+    elif mutation == 'duplicate' and text != '{}':
+        text = '{"a": ' + json.dumps(draw(JSON_VALUES)) + ', ' + text[1:]
+    elif mutation == 'surrogate':
+        text = text.replace('"', '"\\udc00', 1)
+    elif mutation == 'cut':
+        text = text[: draw(st.integers(0, len(text)))]
+    elif mutation == 'colon':
+        text = text.replace(':', ' : ', 1) + ' \\u003a'[: draw(st.integers(0, 1))]
+    return schema, text
+
+
+# ------------------------------------------------------------------------------------------ comparison
+
+
+def assert_same(got: Any, want: Any, where: str = '$') -> None:
+    """Equal in value and type at every level; enum members identical; models by ``__dict__`` order and state."""
+    assert type(got) is type(want), f'{where}: {type(got).__name__} vs {type(want).__name__}'
+    if isinstance(want, enum.Enum):
+        assert got is want, where
+    elif isinstance(want, pydantic.BaseModel):
+        assert list(got.__dict__) == list(want.__dict__), where
+        for key in want.__dict__:
+            assert_same(got.__dict__[key], want.__dict__[key], f'{where}.{key}')
+        assert got.__pydantic_fields_set__ == want.__pydantic_fields_set__, where
+        assert type(got.__pydantic_fields_set__) is set, where
+        assert got.__pydantic_extra__ == want.__pydantic_extra__, where
+        assert got.__pydantic_private__ == want.__pydantic_private__, where
+    elif isinstance(want, dict):
+        assert list(got) == list(want), where
+        for key in want:
+            assert_same(got[key], want[key], f'{where}.{key}')
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert_same(a, b, f'{where}[{i}]')
+    elif isinstance(want, float):
+        assert got == want and math.copysign(1, got) == math.copysign(1, want), where
+    else:
+        assert got == want, where
+
+
+def _numbers_fine(value: Any) -> bool:
+    if type(value) is int:
+        return -INT64 <= value < INT64
+    if type(value) is float:
+        return math.isfinite(value)
+    if isinstance(value, pydantic.BaseModel):
+        return all(map(_numbers_fine, value.__dict__.values()))
+    if isinstance(value, dict):
+        return all(map(_numbers_fine, value.values()))
+    if isinstance(value, list):
+        return all(map(_numbers_fine, value))
+    return True
+
+
+def _pydantic(schema: dict[str, Any], text: str) -> tuple[bool | None, Any]:
+    """``(accepted with fine numbers, value)`` by pydantic-core; ``(False, None)`` when it refuses the text,
+    ``(None, None)`` when it refuses the hand-built schema (a ``None`` it does not take for "absent")."""
+    try:
+        validator = pydantic_core.SchemaValidator(schema)  # type: ignore[arg-type]
+    except pydantic_core.SchemaError:
+        return None, None
+    try:
+        value = validator.validate_json(text)
+    except pydantic_core.ValidationError:
+        return False, None
+    return _numbers_fine(value), value
+
+
+OUTCOMES: dict[str, int] = {'built': 0, 'decoded': 0}
+
+
+@SETTINGS
+@given(case=schemas_and_texts())
+def _rust_vs_twin_and_pydantic(case: tuple[dict[str, Any], str]) -> None:
+    schema, text = case
+    rust, twin = RustDecoder.build(schema), TwinDecoder.build(schema)
+    assert (rust is None) == (twin is None), schema
+    if rust is None or twin is None:
+        return
+    OUTCOMES['built'] += 1
+    got, expected = rust.decode(text), twin.decode(text)
+    assert (got is None) == (expected is None), text
+    if got is None:
+        return
+    OUTCOMES['decoded'] += 1
+    assert_same(got, expected)
+    accepted, value = _pydantic(schema, text)
+    if accepted is not None:
+        assert accepted, text
+        assert_same(got, value)
+
+
+def test_rust_decodes_as_the_twin_and_as_pydantic() -> None:
+    """The differential above, and its cases are not mostly refusals (a decoder answering None everywhere fails)."""
+    OUTCOMES.update(built=0, decoded=0)
+    _rust_vs_twin_and_pydantic()
+    assert OUTCOMES['built'] >= 70, OUTCOMES
+    assert OUTCOMES['decoded'] >= OUTCOMES['built'] // 4, OUTCOMES
+
+
+# ------------------------------------------------------------------------------------------ pinned behaviour
+
+
+class Address(pydantic.BaseModel):
+    street: str
+    zip_code: Optional[str] = None
+
+
+class Order(pydantic.BaseModel):
+    customer: str
+    shipping: Address
+    shade: Shade = Shade.LIGHT
+    sizes: list[Size] = []
+    weight: float = 0.0
+
+
+class OrderDict(TypedDict):
+    customer: str
+    shipping: Address
+    sizes: list[Size]
+
+
+def _adapter(tp: Any) -> pydantic.TypeAdapter[Any]:
+    return pydantic.TypeAdapter(tp)
+
+
+@pytest.mark.parametrize(
+    'text',
+    [
+        '{"customer": "Ada", "shipping": {"street": "1 Road"}}',
+        '{"shipping": {"zip_code": null, "street": "1 Road"}, "customer": "Ada", "weight": 2}',
+        '{"customer": "Ada", "shipping": {"street": "x", "zip_code": "NW1"}, "shade": "dark", "sizes": [2, 1]}',
+        '{"customer": "Ada", "shipping": {"street": "x"}, "unknown": 1e999}',
+    ],
+)
+def test_models_are_pydantics(text: str) -> None:
+    adapter = _adapter(Order)
+    got = RustDecoder.build(adapter.core_schema).decode(text)
+    want = adapter.validate_json(text)
+    assert_same(got, want)
+    assert got.shade is want.shade and got.model_dump() == want.model_dump()
+
+
+def test_typed_dicts_come_in_schema_order_with_converted_values() -> None:
+    adapter = _adapter(OrderDict)
+    decoder = RustDecoder.build(adapter.core_schema)
+    for text in (
+        '{"sizes": [1, 2], "shipping": {"street": "s"}, "customer": "c"}',
+        '{"customer": "c", "shipping": {"street": "s"}, "sizes": [2]}',
+    ):
+        got = decoder.decode(text)
+        assert list(got) == ['customer', 'shipping', 'sizes']
+        assert got['sizes'][0] in (Size.S, Size.M) and type(got['sizes'][0]) is Size
+        assert_same(got, adapter.validate_json(text))
+
+
+def test_values_pydantic_would_coerce_or_refuse_give_none() -> None:
+    decoder = RustDecoder.build(_adapter(OrderDict).core_schema)
+    base = {'customer': 'c', 'shipping': {'street': 's'}, 'sizes': [1]}
+    for change in ({'sizes': ['1']}, {'sizes': [1.0]}, {'sizes': [3]}, {'customer': 5}, {'shipping': {}}):
+        assert decoder.decode(json.dumps({**base, **change})) is None, change
+    ignored = json.dumps({**base, 'x': 10**30})  # a TypedDict ignores extras: their numbers do not matter
+    assert_same(decoder.decode(ignored), _adapter(OrderDict).validate_json(ignored))
+    assert decoder.decode(json.dumps(base)) is not None
+    assert decoder.decode(json.dumps(base).encode()) is None  # bytes: not a str
+    assert decoder.decode('[1]') is None and decoder.decode('') is None and decoder.decode('{"a": 1,}') is None
+
+
+def test_factory_errors_propagate_as_pydantics_do() -> None:
+    def boom() -> list[int]:
+        raise LookupError('factory failed')
+
+    class WithFactory(pydantic.BaseModel):
+        made: list[int] = pydantic.Field(default_factory=boom)
+
+    decoder = RustDecoder.build(_adapter(WithFactory).core_schema)
+    with pytest.raises(LookupError, match='factory failed'):
+        decoder.decode('{}')
+    assert decoder.decode('{"made": [1]}').made == [1]
+    assert decoder.decode('{"made": "x"}') is None  # refused in CHECK: the factory is not called
+
+
+def test_a_factory_result_outside_the_numbers_rule_gives_none() -> None:
+    class Big(pydantic.BaseModel):
+        n: int = pydantic.Field(default_factory=lambda: 2**70)
+
+    decoder = RustDecoder.build(_adapter(Big).core_schema)
+    assert decoder.decode('{}') is None and decoder.decode('{"n": 1}').n == 1
+    assert TwinDecoder.build(_adapter(Big).core_schema).decode('{}') is None
+
+
+# ------------------------------------------------------------------------------------------ fuzz
+
+JUNK = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),
+        st.text(max_size=6),
+        st.sampled_from(['str', 'int', 'list', 'dict', 'model', 'typed-dict', 'definitions', 'definition-ref', 'enum']),
+        st.sampled_from([Blank, Shade, object, len, b'x']),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(
+            st.one_of(
+                st.sampled_from(
+                    ['type', 'schema', 'fields', 'items_schema', 'values_schema', 'keys_schema', 'definitions']
+                    + ['schema_ref', 'ref', 'expected', 'members', 'cls', 'sub_type', 'default', 'config', 'required']
+                ),
+                st.integers(),
+            ),
+            inner,
+            max_size=5,
+        ),
+    ),
+    max_leaves=25,
+)
+
+
+@SETTINGS
+@given(schema=JUNK, text=st.one_of(st.text(max_size=30), JSON_VALUES.map(json.dumps), st.binary(max_size=8)))
+def test_build_and_decode_never_raise_on_junk(schema: Any, text: Any) -> None:
+    decoder = RustDecoder.build(schema)
+    assert (decoder is None) == (TwinDecoder.build(schema) is None) or not isinstance(schema, dict)
+    if decoder is not None:
+        decoder.decode(text)
+
+
+@SETTINGS
+@given(text=st.one_of(st.text(max_size=60), st.text(alphabet='{}[]":,0123456789.eE-+tfnrulasx\\ ', max_size=60)))
+def test_decode_never_raises_on_random_texts(text: str) -> None:
+    for decoder in DECODERS:
+        decoder.decode(text)
+
+
+DECODERS = [
+    RustDecoder.build(_adapter(tp).core_schema) for tp in (Order, OrderDict, dict[str, Any], dict[str, list[int]])
+]
+
+
+def test_decode_takes_only_str() -> None:
+    decoder = DECODERS[0]
+    for value in (None, 1, b'{}', bytearray(b'{}'), ['{}'], {'customer': 'c'}):
+        assert decoder.decode(value) is None
+
+    class Text(str):
+        pass
+
+    assert decoder.decode(Text('{"customer": "c", "shipping": {"street": "s"}}')) is None  # exact str only, as the twin
+
+
+# ------------------------------------------------------------------------------------------ threads and hostility
+
+
+def test_one_decoder_from_eight_threads() -> None:
+    adapter = _adapter(Order)
+    decoder = RustDecoder.build(adapter.core_schema)
+    texts = [
+        json.dumps({'customer': f'c{i}', 'shipping': {'street': str(i)}, 'sizes': [1 + i % 2] * (i % 5), 'weight': i})
+        for i in range(50)
+    ] + ['{"customer": 1}', '{"customer": "x", "shipping": {"street": "s"}, "sizes": ["1"]}']
+    want = [None if i >= 50 else adapter.validate_json(t) for i, t in enumerate(texts)]
+    failures: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def work() -> None:
+        try:
+            barrier.wait(timeout=30)
+            for _ in range(20):
+                for text, expected in zip(texts, want, strict=True):
+                    got = decoder.decode(text)
+                    if expected is None:
+                        assert got is None
+                    else:
+                        assert_same(got, expected)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+
+
+def test_hostile_schemas_give_none_or_a_bounded_plan() -> None:
+    looped: dict[str, Any] = {'type': 'list'}
+    looped['items_schema'] = looped  # a dict that contains itself
+    assert RustDecoder.build(looped) is None
+    deep: dict[str, Any] = {'type': 'str'}
+    for _ in range(5000):
+        deep = {'type': 'nullable', 'schema': deep}
+    assert RustDecoder.build(deep) is None
+    self_ref = {
+        'type': 'definitions',
+        'schema': {'type': 'definition-ref', 'schema_ref': 'x'},
+        'definitions': [{'type': 'nullable', 'schema': {'type': 'definition-ref', 'schema_ref': 'x'}, 'ref': 'x'}],
+    }
+    assert RustDecoder.build(self_ref) is None  # a definition that is only itself
+    ping_pong = {
+        'type': 'definitions',
+        'schema': {'type': 'definition-ref', 'schema_ref': 'a'},
+        'definitions': [
+            {'type': 'definition-ref', 'schema_ref': 'b', 'ref': 'a'},
+            {'type': 'definition-ref', 'schema_ref': 'a', 'ref': 'b'},
+        ],
+    }
+    assert RustDecoder.build(ping_pong) is None
+    assert RustDecoder.build({'type': 'definition-ref', 'schema_ref': 'nowhere'}) is None
+
+
+def test_recursive_plans_stop_at_the_twins_depth() -> None:
+    nested = {
+        'type': 'definitions',
+        'schema': {'type': 'definition-ref', 'schema_ref': 'n'},
+        'definitions': [
+            {'type': 'list', 'items_schema': {'type': 'definition-ref', 'schema_ref': 'n'}, 'ref': 'n'},
+        ],
+    }
+    rust, twin = (
+        RustDecoder.build({'type': 'typed-dict', 'fields': {'v': {'type': 'typed-dict-field', 'schema': nested}}}),
+        None,
+    )
+    twin = TwinDecoder.build({'type': 'typed-dict', 'fields': {'v': {'type': 'typed-dict-field', 'schema': nested}}})
+    assert rust is not None and twin is not None
+    for depth in (1, 50, 99, 100, 101, 150, 199, 250):
+        text = '{"v": ' + '[' * depth + ']' * depth + '}'
+        got = rust.decode(text)
+        assert (got is None) == (twin.decode(text) is None), depth
+        assert (got is None) == (depth > 99), depth
+    any_value = RustDecoder.build(_adapter(dict[str, Any]).core_schema)
+    for depth in (99, 100, 199, 200, 201, 5000):
+        text = '{"v": ' + '[' * depth + ']' * depth + '}'
+        assert (any_value.decode(text) is None) == (
+            TwinDecoder.build(_adapter(dict[str, Any]).core_schema).decode(text) is None
+        )
+
+
+def test_many_keys_and_long_lists_are_linear() -> None:
+    decoder = RustDecoder.build(_adapter(dict[str, list[int]]).core_schema)
+    text = json.dumps({f'k{i}': list(range(20)) for i in range(5000)})
+    got = decoder.decode(text)
+    assert got == json.loads(text)
+    assert decoder.decode(text.replace('"k1"', '"k2"', 1)) is None  # a repeated key of a validated dict
