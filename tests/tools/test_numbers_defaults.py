@@ -26,10 +26,12 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from toolweave import tool
 from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.tools import MethodToolCallback, SchemaOption
-from toolweave.tools._numbers import NOT_FINITE, number_message, number_problems
+from toolweave.tools._numbers import NOT_FINITE, OUT_OF_RANGE, number_message, number_problems
 from typing_extensions import NotRequired, TypedDict
 
 
@@ -309,3 +311,79 @@ def test_non_json_schema_data_of_the_developer_is_a_typed_error() -> None:
         MethodToolCallback(described)
     with pytest.raises(TypeError, match='no JSON form'):
         MethodToolCallback(described, schema_options=[SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT])
+
+
+@dataclasses.dataclass
+class Leaf:
+    a: float = dataclasses.field(default_factory=lambda: math.inf)
+    b: int = 0
+
+
+class LeafDict(TypedDict):
+    a: NotRequired[Annotated[float, pydantic.Field(default_factory=lambda: math.inf)]]
+    b: NotRequired[int]
+
+
+class Node(pydantic.BaseModel):
+    leaf: Leaf = pydantic.Field(default_factory=Leaf)
+    leaves: list[Leaf] = []
+    named: LeafDict = pydantic.Field(default_factory=lambda: LeafDict(a=math.nan))
+    c: float = pydantic.Field(default_factory=lambda: -math.inf)
+
+
+def grow(node: Node, count: int = 0) -> str:
+    return 'grown'
+
+
+GROW = MethodToolCallback(grow)
+HOSTILE_FLOAT = st.sampled_from(['inf', '-inf', 'nan', 'Infinity'])  # JSON strings pydantic reads as floats
+HOSTILE_INT = st.sampled_from([2**63, -(2**63) - 1, 2**64])
+
+
+@st.composite
+def leaf_and_problems(draw: st.DrawFn, where: str) -> tuple[dict[str, Any], set[str]]:
+    """A leaf's JSON with some members left out, and the problems its hostile numbers must give."""
+    value: dict[str, Any] = {}
+    problems: set[str] = set()
+    if draw(st.booleans()):
+        hostile = draw(st.booleans())
+        value['a'] = draw(HOSTILE_FLOAT) if hostile else draw(st.floats(allow_nan=False, allow_infinity=False))
+        problems |= {f'{where}.a: {NOT_FINITE}'} if hostile else set()
+    if draw(st.booleans()):
+        hostile = draw(st.booleans())
+        value['b'] = draw(HOSTILE_INT) if hostile else draw(st.integers(-5, 5))
+        problems |= {f'{where}.b: {OUT_OF_RANGE}'} if hostile else set()
+    return value, problems
+
+
+@st.composite
+def node_calls(draw: st.DrawFn) -> tuple[dict[str, Any], set[str]]:
+    node: dict[str, Any] = {}
+    problems: set[str] = set()
+    if draw(st.booleans()):
+        node['leaf'], found = draw(leaf_and_problems('node.leaf'))
+        problems |= found
+    if draw(st.booleans()):
+        leaves = [draw(leaf_and_problems(f'node.leaves.{index}')) for index in range(draw(st.integers(0, 2)))]
+        node['leaves'] = [leaf for leaf, _ in leaves]
+        problems |= {problem for _, found in leaves for problem in found}
+    if draw(st.booleans()):
+        node['named'], found = draw(leaf_and_problems('node.named'))
+        problems |= found
+    if draw(st.booleans()):
+        node['c'] = draw(HOSTILE_FLOAT)
+        problems.add(f'node.c: {NOT_FINITE}')
+    return node, problems
+
+
+@settings(max_examples=300, deadline=None)
+@given(node_calls(), st.booleans())
+def test_exactly_the_hostile_numbers_sent_are_reported_never_a_default(
+    call: tuple[dict[str, Any], set[str]], other_invalid: bool
+) -> None:
+    """Whatever the model leaves out (factory defaults of infinities and NaN at every level) is not judged."""
+    node, expected = call
+    arguments: dict[str, Any] = {'node': node, 'count': 'x'} if other_invalid else {'node': node}
+    found = set(problems_of(GROW, json.dumps(arguments)))
+    assert found - {COUNT_PROBLEM} == expected
+    assert (COUNT_PROBLEM in found) == other_invalid
