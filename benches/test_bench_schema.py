@@ -232,6 +232,7 @@ def pure_core() -> Iterator[None]:
     """The tool modules' core functions replaced by the pure-Python twins (what ``TOOLWEAVE_PURE=1`` selects)."""
     with (
         mock.patch.object(method_module, 'parse_arguments', reference.parse_arguments),
+        mock.patch.object(method_module, '_DECODER', None),  # TOOLWEAVE_PURE=1: pydantic's step (no decoder)
         mock.patch.object(function_module, 'parse_arguments', reference.parse_arguments),
         mock.patch.object(function_module, 'SchemaValidator', reference.SchemaValidator),
     ):

@@ -11,14 +11,19 @@ from __future__ import annotations
 import enum
 import json
 import math
-from typing import Annotated, Any, Literal, Optional
+import os
+import subprocess
+import sys
+from typing import Annotated, Any, ClassVar, Literal, Optional
 
 import pydantic
 import pytest
 import toolweave._core as core
+import toolweave.tools.method as method_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolweave._reference import ArgumentDecoder as TwinDecoder
+from toolweave.exceptions import ToolExecutionError
 from toolweave.tools import MethodToolCallback
 from typing_extensions import TypedDict
 
@@ -395,14 +400,76 @@ def test_mutable_defaults_are_copied_and_factories_run_once(decoder_class: Any) 
     assert decoder.decode('{"tags": 1}') is None and CALLS == []  # refused before anything is built
 
 
-def test_method_tool_uses_the_decoder_and_keeps_todays_answers() -> None:
-    def order(tree: Tree, level: Level = Level.LOW, note: Optional[str] = None) -> str:
-        return f'{tree.label}:{len(tree.children)}:{level.name}:{note}'
+class Spy:
+    """A decoder class that records what the tool's decoder answered."""
 
+    answers: ClassVar[list[Any]] = []
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @classmethod
+    def build(cls, core_schema: Any) -> Spy | None:
+        inner = TwinDecoder.build(core_schema)
+        return None if inner is None else cls(inner)
+
+    def decode(self, text: str) -> Any:
+        answer = self.inner.decode(text)
+        Spy.answers.append(answer)
+        return answer
+
+
+class Refuse:
+    def validate_json(self, text: str) -> Any:
+        raise AssertionError('pydantic was asked although the decoder decoded')
+
+
+def order(tree: Tree, sizes: list[int], level: Level = Level.LOW, note: Optional[str] = None) -> str:
+    return f'{tree.label}:{len(tree.children)}:{sizes}:{level.name}:{note}'
+
+
+def test_method_tool_decodes_valid_arguments_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(method_module, '_DECODER', Spy)
+    Spy.answers.clear()
     tool = MethodToolCallback(order)
-    assert tool.call('{"tree": {"label": "a", "children": [{"label": "b"}]}, "level": 2}') == 'a:1:HIGH:None'
-    assert tool._decoder is not False
-    assert tool.call('{"tree": {"label": "a"}, "level": "2"}') == 'a:0:HIGH:None'  # lax: pydantic's path
+    valid = '{"tree": {"label": "a", "children": [{"label": "b"}]}, "sizes": [1, 2], "level": 2}'
+    assert tool.call(valid) == 'a:1:[1, 2]:HIGH:None'  # the default of `note` filled as before
+    assert Spy.answers[-1] is not None
+    monkeypatch.setitem(tool._schema.__dict__, 'checked_arguments', Refuse())  # cached: pydantic's step
+    monkeypatch.setitem(tool._schema.__dict__, 'arguments', Refuse())
+    monkeypatch.setattr(method_module, '_number_problems', Refuse().validate_json)  # and the numbers walk
+    assert tool.call(valid) == 'a:1:[1, 2]:HIGH:None'
+
+
+def test_method_tool_answers_as_before_when_the_decoder_is_unsure(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = {}
+    for decoder in (None, Spy):
+        monkeypatch.setattr(method_module, '_DECODER', decoder)
+        Spy.answers.clear()
+        tool = MethodToolCallback(order)
+        lax = '{"tree": {"label": "a"}, "sizes": ["1"], "level": "2"}'  # pydantic's lax coercions
+        big = '{"tree": {"label": "a"}, "sizes": [9223372036854775808]}'
+        bad = '{"tree": {"label": 1}, "sizes": [], "other": 1}'
+        outcomes = [tool.call(lax)]
+        for text in (big, bad, '{"tree": '):
+            with pytest.raises(ToolExecutionError) as info:
+                tool.call(text)
+            outcomes.append(str(info.value))
+        assert all(answer is None for answer in Spy.answers)
+        expected[decoder] = outcomes
+    assert expected[None] == expected[Spy]
+    assert expected[None][0] == 'a:0:[1]:HIGH:None'
+    assert 'sizes.0: ' in expected[None][1] and "unexpected argument 'other'" in expected[None][2]
+
+
+def test_pure_core_runs_pydantics_step() -> None:
+    """The twin is the oracle, not a fast path: ``TOOLWEAVE_PURE=1`` keeps pydantic's one step."""
+    code = 'import toolweave.tools.method as m; print(m._DECODER)'
+    env = {**os.environ, 'TOOLWEAVE_PURE': '1'}
+    assert (
+        subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, check=True).stdout
+        == 'None\n'
+    )
 
 
 SCHEMA_WORDS = ['type', 'schema', 'str', 'int', 'list', 'dict', 'typed-dict', 'model', 'fields', 'items_schema']

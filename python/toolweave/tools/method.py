@@ -26,7 +26,7 @@ from typing import Any
 import pydantic
 import pydantic_core
 
-from toolweave._native import ArgumentDecoder, parse_arguments
+from toolweave._native import IMPLEMENTATION, ArgumentDecoder, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._numbers import (
     BOUND_ERRORS,
@@ -50,6 +50,9 @@ from toolweave.tools.schema import (
 __all__ = ['MethodToolCallback']
 
 _SLOW_PATH_ERRORS = BOUND_ERRORS | {'missing', 'json_invalid', 'json_type'}
+_DECODER: type[ArgumentDecoder] | None = ArgumentDecoder if IMPLEMENTATION == 'rust' else None
+"""Decodes valid arguments before pydantic is asked: the Rust core's only (its pure-Python twin, a walk in Python,
+costs several times the ``validate_json`` it would save; ``TOOLWEAVE_PURE=1`` runs pydantic's step as before)."""
 
 logger = logging.getLogger('toolweave.tools')
 _NAME_PATTERN = re.compile(r'^[a-zA-Z0-9_.-]+$')
@@ -138,7 +141,7 @@ class MethodToolCallback:
         self._positional = _getter(tuple(p.name for p in self._schema.parameters if not p.keyword_only))
         self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
         self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
-        self._decoder: ArgumentDecoder | None | bool = False  # False: not built yet (first call)
+        self._decoder: Any = False  # ArgumentDecoder | None; False: not built yet (first call)
         self._fills = tuple(
             (p.name, None if p.default is inspect.Parameter.empty else p.default)
             for p in self._schema.parameters
@@ -283,6 +286,10 @@ class MethodToolCallback:
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
         """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
+        First the Rust ``ArgumentDecoder`` (when its plan covers the parameter types): arguments it decodes
+        are exactly what ``validate_json`` gives, their numbers within the rule, so neither runs; when it
+        is not certain (``None``: invalid, lax coercions, types outside its subset) the steps below run as
+        they always did.
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
         a failure is reported from its own error when that says what the slow path would; with
         ``arguments`` the numbers are walked, and a failure is reported from its error when, besides,
@@ -293,7 +300,7 @@ class MethodToolCallback:
             ToolExecutionError: invalid arguments.
         """
         decoder = self._decoder if self._decoder is not False else self._build_decoder()
-        if isinstance(decoder, ArgumentDecoder):
+        if decoder is not None:
             decoded: dict[str, Any] | None = decoder.decode(tool_input)
             if decoded is not None:  # what validate_json gives, numbers fine: nothing to walk
                 return self._with_defaults(decoded) if self._fills else decoded
@@ -326,16 +333,16 @@ class MethodToolCallback:
         return self._with_defaults(values) if self._fills else values
 
     def _build_decoder(self) -> ArgumentDecoder | None:
-        """The :class:`~toolweave._native.ArgumentDecoder` of ``arguments`` (built on the first call; ``None``: none).
+        """The Rust ``ArgumentDecoder`` of ``arguments`` (built on the first call; ``None``: none).
 
         It decodes valid arguments exactly as ``validate_json`` and the numbers walk would accept them,
         without pydantic; ``None`` when the schema is outside its subset (or the validator is still deferred,
         tried again next call).
         """
         adapter = self._schema.arguments
-        if adapter is None or type(adapter.validator) is not pydantic_core.SchemaValidator:
+        if _DECODER is None or adapter is None or type(adapter.validator) is not pydantic_core.SchemaValidator:
             return None
-        self._decoder = decoder = ArgumentDecoder.build(adapter.core_schema)
+        self._decoder = decoder = _DECODER.build(adapter.core_schema)
         return decoder
 
     def _numbers_fine(self, adapter: pydantic.TypeAdapter[Any], values: dict[str, Any]) -> bool:
