@@ -400,6 +400,63 @@ def test_mutable_defaults_are_copied_and_factories_run_once(decoder_class: Any) 
     assert decoder.decode('{"tags": 1}') is None and CALLS == []  # refused before anything is built
 
 
+class Private(pydantic.BaseModel):
+    a: int
+    _secret: int = 3  # a post-init sets the private attributes
+
+
+class Stripped(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(str_strip_whitespace=True)
+    a: str
+
+
+class ByName(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(validate_by_name=True)
+    a: int = pydantic.Field(alias='b')
+
+
+class StrictField(pydantic.BaseModel):
+    a: int = pydantic.Field(strict=True)
+
+
+class Fallback(enum.Enum):
+    X = 'x'
+
+    @classmethod
+    def _missing_(cls, value: object) -> Fallback:
+        return cls.X
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+@pytest.mark.parametrize('tp', [Private, Stripped, ByName, StrictField, Fallback])
+def test_build_refuses_configs_and_hooks_that_change_results(decoder_class: Any, tp: Any) -> None:
+    assert decoder_class.build(pydantic.TypeAdapter(tp).core_schema) is None
+
+
+class Inner(pydantic.BaseModel):
+    values: list[int] = [1]
+
+
+class Outer(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True)
+    inner: Inner = Inner()
+    renamed: int = pydantic.Field(default=0, alias='in_json')
+
+
+@pytest.mark.parametrize('decoder_class', IMPLS)
+def test_model_defaults_and_aliases_as_pydantic(decoder_class: Any) -> None:
+    adapter = pydantic.TypeAdapter(Outer)
+    decoder = decoder_class.build(adapter.core_schema)
+    first, second = decoder.decode('{"in_json": 5}'), decoder.decode('{}')
+    assert_same(first, adapter.validate_json('{"in_json": 5}'))
+    assert_same(second, adapter.validate_json('{}'))
+    assert first.inner is not second.inner and first.inner is not Outer.model_fields['inner'].default  # unhashable
+    assert first.model_fields_set == {'renamed'} and first.renamed == 5
+    ignored = decoder.decode('{"renamed": 5}')  # the field's name is not its JSON key: an extra, ignored
+    assert_same(ignored, adapter.validate_json('{"renamed": 5}'))
+    assert ignored.renamed == 0
+
+
 class Spy:
     """A decoder class that records what the tool's decoder answered."""
 
