@@ -45,8 +45,6 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import pydantic
-
 from toolweave._reference.json import parse_arguments
 from toolweave._reference.numbers import numbers_fine
 from toolweave.exceptions import ToolArgumentsError
@@ -318,7 +316,7 @@ class _Default:
         self.factory: Callable[[], Any] | None = node.get('default_factory')
         self.value = node.get('default')
         if self.factory is None:
-            if not numbers_fine(self.value, pydantic.BaseModel, enum.Enum):
+            if not _numbers_fine(self.value):
                 raise _Unsure('default')
             self.copied = _unhashable(self.value)
         elif not callable(self.factory) or 'default' in node or node.get('default_factory_takes_data'):
@@ -328,7 +326,7 @@ class _Default:
         if self.factory is None:
             return copy.deepcopy(self.value) if self.copied else self.value
         made = self.factory()
-        if not numbers_fine(made, pydantic.BaseModel, enum.Enum):
+        if not _numbers_fine(made):
             raise _Unsure('default_factory result')
         return made
 
@@ -471,6 +469,13 @@ def _colons(value: Any) -> int:
     if kind is dict:
         return len(value) + sum(int(key.count(':')) + _colons(item) for key, item in value.items())
     return 0
+
+
+def _numbers_fine(value: Any) -> bool:
+    """Whether every number in a default (any Python value) surely follows the numbers rule (:func:`numbers_fine`)."""
+    import pydantic  # loaded already (the schema came from it); not at import: TOOLWEAVE_PURE=1 imports this module
+
+    return numbers_fine(value, pydantic.BaseModel, enum.Enum)
 
 
 def _unhashable(value: Any) -> bool:
