@@ -54,6 +54,10 @@ class AliasedWindow:
     limit: float = pydantic.Field(default_factory=lambda: float('inf'), alias='Limit')
 
 
+class Choosing(pydantic.BaseModel):
+    window: PWindow = pydantic.Field(validation_alias=pydantic.AliasChoices('w1', 'window'))
+
+
 class WindowDict(TypedDict):
     name: str
     limit: NotRequired[Annotated[float, pydantic.Field(default_factory=lambda: float('inf'))]]
@@ -139,6 +143,12 @@ def test_the_walk_skips_a_defaulted_field_only_when_it_knows_what_was_sent() -> 
     # a key the dataclass does not know (an alias from a parent's config, an ignored extra): not decided
     assert number_problems(value, {'window': {'name': 'a', 'other': 1}}) == expected
     assert number_problems(value, {'window': {'name': 'a', 'limit': 'inf'}}) == expected[:1]
+    # an alias is followed; alias choices are not (which key pydantic took is not told): judged
+    aliased = AliasedWindow(name='a')
+    assert number_problems({'w': aliased}, {'w': {'name': 'a'}}) == []
+    assert number_problems({'w': aliased}, {'w': {'name': 'a', 'Limit': 'inf'}}) == [(('w', 'limit'), NOT_FINITE)]
+    chosen = Choosing.model_validate({'w1': {'name': 'a'}})
+    assert number_problems({'c': chosen}, {'c': {'w1': {'name': 'a'}}}) == [(('c', 'window', 'limit'), NOT_FINITE)]
     # a dict whose keys were renamed by validation is not decided either
     assert number_problems({'b': math.inf}, {'B': 'inf'}) == [(('b',), NOT_FINITE)]
     assert number_problems({'b': math.inf, 'a': 1}, {'a': 1}) == []  # added: a TypedDict field's default

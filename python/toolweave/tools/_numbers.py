@@ -168,8 +168,14 @@ def _dataclass_children(item: Any, given: Any) -> Iterator[tuple[Any, Any, Any]]
 
 
 def _input_keys(name: str, info: Any) -> tuple[str, ...]:
-    """The keys the input may give a field under: its string aliases, then its name."""
+    """The keys the input may give a field under: its string aliases, then its name; ``()`` when not known.
+
+    Not known: an ``AliasChoices``/``AliasPath`` validation alias (which of the keys pydantic took, or
+    from where, is not told), so nothing below is skipped.
+    """
     aliases = (getattr(info, 'validation_alias', None), getattr(info, 'alias', None))
+    if aliases[0] is not None and not isinstance(aliases[0], str):
+        return ()
     return (*(alias for alias in aliases if isinstance(alias, str)), name)
 
 
