@@ -270,8 +270,13 @@ class MethodToolCallback:
         return args, kwargs
 
     def _values(self, tool_input: str) -> dict[str, Any]:
-        """Every parameter's value: the fast path, else the slow one that lists every problem."""
-        values = self._validate_fast(tool_input)
+        """Every parameter's value: the decoder, else the one-step path, else the slow one that lists every problem."""
+        decoder = self._decoder if self._decoder is not False else self._build_decoder()
+        values = None if decoder is None else decoder.decode(tool_input)
+        if values is None:
+            values = self._validate_fast(tool_input)
+        elif self._fills:
+            values = self._with_defaults(values)  # decoded: what validate_json gives, numbers fine: nothing to walk
         if values is not None:
             return values
         try:
@@ -286,10 +291,8 @@ class MethodToolCallback:
     def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
         """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
-        First the Rust ``ArgumentDecoder`` (when its plan covers the parameter types): arguments it decodes
-        are exactly what ``validate_json`` gives, their numbers within the rule, so neither runs; when it
-        is not certain (``None``: invalid, lax coercions, types outside its subset) the steps below run as
-        they always did.
+        Runs when the Rust ``ArgumentDecoder`` (:meth:`_build_decoder`) is absent or not certain (``None``:
+        invalid, a lax coercion, types outside its subset); what it decodes is exactly what this step gives.
         With ``checked_arguments`` (numbers bounded in the schema) nothing is walked afterwards, and
         a failure is reported from its own error when that says what the slow path would; with
         ``arguments`` the numbers are walked, and a failure is reported from its error when, besides,
@@ -299,11 +302,6 @@ class MethodToolCallback:
         Raises:
             ToolExecutionError: invalid arguments.
         """
-        decoder = self._decoder if self._decoder is not False else self._build_decoder()
-        if decoder is not None:
-            decoded: dict[str, Any] | None = decoder.decode(tool_input)
-            if decoded is not None:  # what validate_json gives, numbers fine: nothing to walk
-                return self._with_defaults(decoded) if self._fills else decoded
         checked = self._schema.checked_arguments
         if checked is not None:
             try:
@@ -336,8 +334,8 @@ class MethodToolCallback:
         """The Rust ``ArgumentDecoder`` of ``arguments`` (built on the first call; ``None``: none).
 
         It decodes valid arguments exactly as ``validate_json`` and the numbers walk would accept them,
-        without pydantic; ``None`` when the schema is outside its subset (or the validator is still deferred,
-        tried again next call).
+        without pydantic, so neither runs for them; ``None`` when the schema is outside its subset (or the
+        validator is still deferred: tried again next call).
         """
         adapter = self._schema.arguments
         if _DECODER is None or adapter is None or type(adapter.validator) is not pydantic_core.SchemaValidator:
