@@ -192,14 +192,20 @@ NEAR = st.one_of(
 def _texts(value: Any, draw: st.DrawFn, mutate: bool) -> str:
     top = {'arg': value}
     if mutate:
-        kind = draw(st.sampled_from(['wrong', 'extra', 'missing', 'duplicate', 'surrogate', 'plain']))
+        kinds = ['wrong', 'extra', 'missing', 'duplicate', 'surrogate', 'plain', 'nested extra', 'nested duplicate']
+        kind = draw(st.sampled_from(kinds))
         if kind == 'wrong':
             top['arg'] = _replace_somewhere(value, draw(NEAR), draw)
         elif kind == 'extra':
             top['other'] = draw(NEAR)
         elif kind == 'missing':
             top.pop('arg')
+        elif kind == 'nested extra':
+            top['arg'] = _replace_somewhere(value, None, draw, extra=draw(NEAR))
         text = json.dumps(top, ensure_ascii=draw(st.booleans()))
+        if kind == 'nested duplicate' and '{"' in text[1:]:  # a member before the first one of an inner object
+            at = text.index('{"', 1)
+            return text[: at + 1] + '"k": ' + json.dumps(draw(NEAR)) + ', ' + text[at + 1 :]
         if kind == 'duplicate':
             return '{"arg": ' + json.dumps(draw(NEAR)) + ', ' + text[1:]
         if kind == 'surrogate':
@@ -208,13 +214,16 @@ def _texts(value: Any, draw: st.DrawFn, mutate: bool) -> str:
     return json.dumps(top, ensure_ascii=draw(st.booleans()))
 
 
-def _replace_somewhere(value: Any, new: Any, draw: st.DrawFn) -> Any:
+def _replace_somewhere(value: Any, new: Any, draw: st.DrawFn, extra: Any = None) -> Any:
+    """``value`` with one inner value replaced by ``new`` (or, given ``extra``, one inner object extended by it)."""
     if isinstance(value, dict) and value and draw(st.booleans()):
         key = draw(st.sampled_from(sorted(value)))
-        return {**value, key: _replace_somewhere(value[key], new, draw)}
+        return {**value, key: _replace_somewhere(value[key], new, draw, extra)}
     if isinstance(value, list) and value and draw(st.booleans()):
         at = draw(st.integers(0, len(value) - 1))
-        return [*value[:at], _replace_somewhere(value[at], new, draw), *value[at + 1 :]]
+        return [*value[:at], _replace_somewhere(value[at], new, draw, extra), *value[at + 1 :]]
+    if extra is not None:
+        return {**value, 'zzz': extra} if isinstance(value, dict) else value
     return new
 
 
