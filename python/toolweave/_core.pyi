@@ -25,13 +25,37 @@ __version__: str
 
 @final
 class ArgumentDecoder:
-    """Tool arguments parsed, validated and converted in one step against a pydantic core schema."""
+    """Tool arguments parsed, validated and converted in one step, as pydantic-core's ``validate_json`` gives them.
+
+    Compiled once from a pydantic core schema (``TypeAdapter(X).core_schema``: a ``typed-dict`` or ``model``,
+    possibly under ``definitions``). Supported nodes: str, int, float, bool, none, nullable, any, literal,
+    str/int enum, list, dict with str keys, typed-dict, model over model-fields, default (a field's schema),
+    definitions; anything else (validators, unions, tuples, sets, dates, strict, string transforms,
+    patterns, unknown keys or config) makes ``build`` return None. Immutable; safe from many threads. The
+    pure-Python twin is ``toolweave._reference.decode.ArgumentDecoder`` (same decisions).
+    """
 
     @staticmethod
     def build(core_schema: Mapping[str, Any]) -> ArgumentDecoder | None:
-        """The decoder of ``core_schema``, or None when any part of it is outside the supported subset."""
+        """The decoder of ``core_schema``, or None when any part of it is outside the subset. Never raises.
+
+        None also for a malformed schema (any reachable node, key or config not understood).
+        """
     def decode(self, text: str) -> Any | None:
-        """What ``validate_json(text)`` returns, or None when the decoder is not certain of it."""
+        """What ``validate_json(text)`` returns, or None when the decoder is not certain of it.
+
+        Same types, enum members themselves, TypedDict keys in pydantic's order, model instances built as
+        pydantic-core's ``ModelValidator`` builds them (``object.__new__``, then ``__dict__``,
+        ``__pydantic_extra__``, ``__pydantic_private__``, ``__pydantic_fields_set__``; no ``__init__``);
+        defaults as pydantic-core's ``with_default``: unhashable ones deep-copied, factories called. None
+        when ``text`` is not an exact str holding a strict JSON object, when pydantic would refuse it or might
+        coerce a value (``"3"`` or ``3.0`` for an int), when a number in the result is not an int within
+        signed 64 bits or a finite float, when containers nest deeper than 100, or when a repeated key meets
+        a validated dict.
+
+        Raises:
+            Exception: only what a ``default_factory`` (or ``copy.deepcopy`` of an unhashable default) raises.
+        """
 
 @final
 class StreamAggregator:

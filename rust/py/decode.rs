@@ -11,8 +11,10 @@
 use std::collections::HashMap;
 
 use jiter::NumberAny;
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyType};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::json::PyValues;
 use super::schema::numbers_fine;
@@ -50,6 +52,7 @@ struct Field {
     name: Py<PyString>,
     /// The JSON key (the `validation_alias`, else the name).
     key: Py<PyString>,
+    key_str: Box<str>,
     node: usize,
     required: bool,
     default: Default,
@@ -84,10 +87,55 @@ impl<T: PartialOrd + Copy> Bounds<T> {
 /// A `literal` or `enum` table: a JSON scalar (by JSON type and value) -> the object pydantic returns for it.
 #[derive(Default)]
 struct Table {
-    strs: HashMap<String, Py<PyAny>>,
-    ints: HashMap<i64, Py<PyAny>>,
+    strs: Keys<String>,
+    ints: Keys<i64>,
     bools: [Option<Py<PyAny>>; 2],
     none: Option<Py<PyAny>>,
+}
+
+/// Scalars -> objects: a short list searched in order (up to 8: faster than hashing), else a hash map.
+enum Keys<K> {
+    Few(Vec<(K, Py<PyAny>)>),
+    Many(HashMap<K, Py<PyAny>>),
+}
+
+impl<K> std::default::Default for Keys<K> {
+    fn default() -> Self {
+        Keys::Few(Vec::new())
+    }
+}
+
+impl<K: Eq + std::hash::Hash> Keys<K> {
+    /// `self[k] = v` (a later value replaces an earlier one, as a dict assignment).
+    fn insert(&mut self, k: K, v: Py<PyAny>) {
+        match self {
+            Keys::Few(list) => {
+                if let Some(slot) = list.iter_mut().find(|(x, _)| *x == k) {
+                    slot.1 = v;
+                } else if list.len() < 8 {
+                    list.push((k, v));
+                } else {
+                    let mut map: HashMap<K, Py<PyAny>> = list.drain(..).collect();
+                    map.insert(k, v);
+                    *self = Keys::Many(map);
+                }
+            }
+            Keys::Many(map) => {
+                map.insert(k, v);
+            }
+        }
+    }
+
+    fn get<Q>(&self, k: &Q) -> Option<&Py<PyAny>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        match self {
+            Keys::Few(list) => list.iter().find(|(x, _)| x.borrow() == k).map(|(_, v)| v),
+            Keys::Many(map) => map.get(k),
+        }
+    }
 }
 
 enum Node {
@@ -129,8 +177,6 @@ pub struct ArgumentDecoder {
     /// The plan has a `dict` whose values are validated: a repeated key then answers None (pydantic validates
     /// each pair of the text, the parser keeps the last).
     counts_pairs: bool,
-    object_new: Py<PyAny>,
-    object_setattr: Py<PyAny>,
     deepcopy: Py<PyAny>,
     model_type: Py<PyType>,
     enum_type: Py<PyType>,
@@ -197,8 +243,6 @@ impl ArgumentDecoder {
             nodes: c.nodes,
             root,
             counts_pairs: c.counts_pairs,
-            object_new: c.object_new.unbind(),
-            object_setattr: object.getattr("__setattr__").ok()?.unbind(),
             deepcopy: py.import("copy").ok()?.getattr("deepcopy").ok()?.unbind(),
             model_type: c.model_type.unbind(),
             enum_type: c.enum_type.unbind(),
@@ -284,6 +328,47 @@ impl<'py> Sink for Pairs<'py> {
     fn close(&mut self, object: Self::Object) -> Self::Value {
         self.repeated |= object.0.len() != object.1;
         self.values.close(object.0)
+    }
+}
+
+/// A new instance of `cls` from its `tp_new` with no arguments, as pydantic-core's `create_class` (model.rs)
+/// makes one (no `__init__`). Only classes whose `__new__` is `object.__new__` get here.
+#[allow(unsafe_code)]
+fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let args = PyTuple::empty(py);
+    let tp = cls.as_type_ptr();
+    // SAFETY: `tp` is a live type object (borrowed from `cls` for this call); `PyType_GetSlot` reads any type's
+    // slot from Python 3.10 on (the abi3 floor), and returns either null or the type's `newfunc`.
+    let slot = unsafe { ffi::PyType_GetSlot(tp, ffi::Py_tp_new) };
+    if slot.is_null() {
+        return Err(PyTypeError::new_err("base type without tp_new"));
+    }
+    // SAFETY: a non-null `Py_tp_new` slot is a `newfunc`; it is called with the type, an empty args tuple (kept
+    // alive by `args`) and null kwargs, as CPython's `type_call` may, and returns a new reference or null with an
+    // exception set, which `from_owned_ptr_or_err` takes over.
+    unsafe {
+        let new: ffi::newfunc = std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(slot);
+        Bound::from_owned_ptr_or_err(py, new(tp, args.as_ptr(), std::ptr::null_mut()))
+    }
+}
+
+/// `object.__setattr__(obj, name, value)`: the generic attribute set (instance dict or slot), bypassing the
+/// class's `__setattr__`, as pydantic-core's `force_setattr` does.
+#[allow(unsafe_code)]
+fn force_setattr(
+    obj: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: the three pointers are live objects borrowed for the duration of the call; the function does not
+    // steal references and returns -1 with an exception set on failure.
+    let status =
+        unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(obj.py()))
     }
 }
 
@@ -461,34 +546,32 @@ impl ArgumentDecoder {
         if depth >= MAX_DEPTH {
             return false;
         }
-        let py = v.py();
-        let mut found = 0;
-        for field in &f.fields {
-            match d.get_item(field.key.bind(py)) {
-                Ok(Some(item)) => {
-                    found += 1;
-                    if !self.walk(field.node, &item, depth + 1, steps) {
+        // One pass over the parsed pairs (keys usually come in schema order), fields seen in a bit set.
+        let mut seen = Seen::new(f.fields.len());
+        let mut next = 0;
+        for (k, item) in d.iter() {
+            match f.field_of(&k, next) {
+                Some(j) => {
+                    seen.set(j);
+                    next = j + 1;
+                    if !self.walk(f.fields[j].node, &item, depth + 1, steps) {
                         return false;
                     }
                 }
-                Ok(None) => {
-                    if field.required && matches!(field.default, Default::Absent) {
-                        return false;
+                None => match f.extra {
+                    Extra::Forbid => return false,
+                    Extra::Ignore => {}
+                    Extra::Allow => {
+                        if !json_numbers_fine(&item, depth + 1) {
+                            return false;
+                        }
                     }
-                }
-                Err(_) => return false,
+                },
             }
         }
-        if found == d.len() || f.extra == Extra::Ignore {
-            return true;
-        }
-        f.extra == Extra::Allow
-            && d.iter().all(|(k, item)| {
-                f.fields
-                    .iter()
-                    .any(|field| k.eq(field.key.bind(py)).unwrap_or(false))
-                    || json_numbers_fine(&item, depth + 1)
-            })
+        f.fields.iter().enumerate().all(|(j, field)| {
+            seen.has(j) || !field.required || !matches!(field.default, Default::Absent)
+        })
     }
 
     /// BUILD: the validated value of `v` (already checked against node `i`). Lists and dicts of the parse are
@@ -533,29 +616,22 @@ impl ArgumentDecoder {
                 }
                 v
             }
-            Node::TypedDict(f) => self.build_fields(f, &v)?.0.into_any(),
+            Node::TypedDict(f) => self.build_fields(f, &v, false)?.0.into_any(),
             Node::Model(cls, f) => {
-                let (dict, names) = self.build_fields(f, &v)?;
+                let (dict, names) = self.build_fields(f, &v, true)?;
                 // As pydantic-core's `create_class` and `set_model_attrs` (model.rs): no `__init__`, no
                 // `__setattr__` of the model.
-                let instance = self.object_new.bind(py).call1((cls.bind(py),))?;
-                let setattr = self.object_setattr.bind(py);
-                setattr.call1((&instance, pyo3::intern!(py, "__dict__"), dict))?;
-                setattr.call1((
-                    &instance,
-                    pyo3::intern!(py, "__pydantic_extra__"),
-                    py.None(),
-                ))?;
-                setattr.call1((
-                    &instance,
-                    pyo3::intern!(py, "__pydantic_private__"),
-                    py.None(),
-                ))?;
-                setattr.call1((
+                let instance = new_instance(cls.bind(py))?;
+                force_setattr(&instance, pyo3::intern!(py, "__dict__"), &dict)?;
+                let none = py.None().into_bound(py);
+                force_setattr(&instance, pyo3::intern!(py, "__pydantic_extra__"), &none)?;
+                force_setattr(&instance, pyo3::intern!(py, "__pydantic_private__"), &none)?;
+                let names = names.map_or(none, Bound::into_any);
+                force_setattr(
                     &instance,
                     pyo3::intern!(py, "__pydantic_fields_set__"),
-                    names,
-                ))?;
+                    &names,
+                )?;
                 instance
             }
             _ => v,
@@ -563,91 +639,162 @@ impl ArgumentDecoder {
     }
 
     /// The output dict of a typed dict or model (fields in schema order, defaults filled, then with
-    /// `Extra::Allow` the extras in input order) and the set of the field names given, as pydantic-core's
-    /// `typed_dict.rs` / `model_fields.rs` make them. The parsed dict itself is filled when its keys already are
-    /// the given fields in schema order and no default comes before a given field.
+    /// `Extra::Allow` the extras in input order) and, for a model, the set of the field names given, as
+    /// pydantic-core's `typed_dict.rs` / `model_fields.rs` make them. The parsed dict itself is filled when its keys
+    /// already are the given fields in schema order with no default to fill before a given field.
     fn build_fields<'py>(
         &self,
         f: &Fields,
         v: &Bound<'py, PyAny>,
-    ) -> Result<(Bound<'py, PyDict>, Bound<'py, PySet>), Stop> {
+        model: bool,
+    ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
         let py = v.py();
         let d = v.cast_exact::<PyDict>().map_err(PyErr::from)?;
-        let given: Vec<Option<Bound<'py, PyAny>>> = f
-            .fields
-            .iter()
-            .map(|field| d.get_item(field.key.bind(py)))
-            .collect::<PyResult<_>>()?;
-        let found = given.iter().flatten().count();
-        let names = PySet::empty(py)?;
-        let reuse = f.plain && found == d.len() && in_schema_order(d, f, &given);
-        let out = if reuse { d.clone() } else { PyDict::new(py) };
-        for (field, item) in f.fields.iter().zip(given) {
-            let name = field.name.bind(py);
-            match item {
-                Some(item) => {
-                    let built = self.build_value(field.node, item.clone())?;
-                    if !(reuse && built.is(&item)) {
-                        out.set_item(name, built)?;
-                    }
-                    names.add(name)?;
+        let mut seen = Seen::new(f.fields.len());
+        if f.plain {
+            // Fill the parsed dict itself while its keys are fields in schema order (the usual case); at the
+            // first key that is not, the fields built so far (`seen`) are kept and a new dict is made.
+            let names = if model { Some(PySet::empty(py)?) } else { None };
+            let mut next = 0;
+            let mut in_order = true;
+            for (k, item) in d.iter() {
+                let Some(j) = f.next_field(&k, &mut next) else {
+                    in_order = false;
+                    break;
+                };
+                let field = &f.fields[j];
+                let built = self.build_value(field.node, item.clone())?;
+                if !built.is(&item) {
+                    d.set_item(&k, built)?;
                 }
-                None => match &field.default {
-                    Default::Absent => {}
-                    Default::Value(x, copy) => {
-                        let x = x.bind(py);
-                        if *copy {
-                            out.set_item(name, self.deepcopy.bind(py).call1((x,))?)?;
-                        } else {
-                            out.set_item(name, x)?;
-                        }
+                if let Some(names) = &names {
+                    names.add(field.name.bind(py))?;
+                }
+                seen.set(j);
+            }
+            if in_order {
+                for (j, field) in f.fields.iter().enumerate() {
+                    if !seen.has(j) {
+                        self.fill(field, d)?;
                     }
-                    Default::Factory(factory) => {
-                        let made = factory.bind(py).call0()?;
-                        if !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))?
-                        {
-                            return Err(Stop::Unsure);
-                        }
-                        out.set_item(name, made)?;
+                }
+                return Ok((d.clone(), names));
+            }
+        }
+        let names = if model { Some(PySet::empty(py)?) } else { None };
+        let out = PyDict::new(py);
+        let mut found = 0;
+        for (j, field) in f.fields.iter().enumerate() {
+            let name = field.name.bind(py);
+            match d.get_item(field.key.bind(py))? {
+                Some(item) => {
+                    found += 1;
+                    let built = if seen.has(j) {
+                        item
+                    } else {
+                        self.build_value(field.node, item)?
+                    };
+                    out.set_item(name, built)?;
+                    if let Some(names) = &names {
+                        names.add(name)?;
                     }
-                },
+                }
+                None => self.fill(field, &out)?,
             }
         }
         if f.extra == Extra::Allow && found != d.len() {
             for (k, item) in d.iter() {
-                if !f
-                    .fields
-                    .iter()
-                    .any(|field| k.eq(field.key.bind(py)).unwrap_or(false))
-                {
+                if f.field_of(&k, 0).is_none() {
                     out.set_item(k, item)?;
                 }
             }
         }
         Ok((out, names))
     }
+
+    /// `out[field.name]` = the default of a missing field, if it has one (with_default.rs).
+    fn fill(&self, field: &Field, out: &Bound<'_, PyDict>) -> Result<(), Stop> {
+        let py = out.py();
+        let name = field.name.bind(py);
+        match &field.default {
+            Default::Absent => {}
+            Default::Value(x, copy) => {
+                let x = x.bind(py);
+                if *copy {
+                    out.set_item(name, self.deepcopy.bind(py).call1((x,))?)?;
+                } else {
+                    out.set_item(name, x)?;
+                }
+            }
+            Default::Factory(factory) => {
+                let made = factory.bind(py).call0()?;
+                if !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))? {
+                    return Err(Stop::Unsure);
+                }
+                out.set_item(name, made)?;
+            }
+        }
+        Ok(())
+    }
 }
 
-/// Whether the keys of `d` are, in order, the given fields in schema order, with no default to fill before the
-/// last given field.
-fn in_schema_order(d: &Bound<'_, PyDict>, f: &Fields, given: &[Option<Bound<'_, PyAny>>]) -> bool {
-    let py = d.py();
-    let mut keys = d.keys().into_iter();
-    let mut filled_before = false;
-    for (field, item) in f.fields.iter().zip(given) {
-        if item.is_some() {
-            let Some(k) = keys.next() else {
-                return false;
-            };
-            let name = field.name.bind(py);
-            if filled_before || !(k.is(name) || k.eq(name).unwrap_or(false)) {
-                return false;
-            }
-        } else if !matches!(field.default, Default::Absent) {
-            filled_before = true;
+/// The fields found in a parsed object (a bit set; no allocation up to 64 fields).
+struct Seen {
+    bits: u64,
+    more: Vec<bool>,
+}
+
+impl Seen {
+    fn new(n: usize) -> Self {
+        Seen {
+            bits: 0,
+            more: if n > 64 { vec![false; n] } else { Vec::new() },
         }
     }
-    true
+
+    fn set(&mut self, j: usize) {
+        if j < 64 {
+            self.bits |= 1 << j;
+        } else if let Some(b) = self.more.get_mut(j) {
+            *b = true;
+        }
+    }
+
+    fn has(&self, j: usize) -> bool {
+        if j < 64 {
+            self.bits & (1 << j) != 0
+        } else {
+            self.more.get(j).copied().unwrap_or(false)
+        }
+    }
+}
+
+impl Fields {
+    /// The index of the field read from JSON key `k`, looked for from `next` on first (keys usually come in
+    /// schema order).
+    fn field_of(&self, k: &Bound<'_, PyAny>, next: usize) -> Option<usize> {
+        let k = k.cast_exact::<PyString>().ok()?.to_str().ok()?;
+        let n = self.fields.len();
+        (next..n)
+            .chain(0..next.min(n))
+            .find(|&j| &*self.fields[j].key_str == k)
+    }
+
+    /// The field of JSON key `k` among the fields from `*next` on (then `*next` is past it), when no field
+    /// skipped on the way has a default to fill (it would come before `k`'s field in pydantic's output).
+    fn next_field(&self, k: &Bound<'_, PyAny>, next: &mut usize) -> Option<usize> {
+        let k = k.cast_exact::<PyString>().ok()?.to_str().ok()?;
+        for (j, field) in self.fields.iter().enumerate().skip(*next) {
+            if &*field.key_str == k {
+                *next = j + 1;
+                return Some(j);
+            }
+            if !matches!(field.default, Default::Absent) {
+                return None;
+            }
+        }
+        None
+    }
 }
 
 /// Compiles core schema dicts into [`Node`]s (the rules of the twin's `_Compiler`).
@@ -1107,6 +1254,7 @@ impl<'py> Compiler<'py> {
         Some(Field {
             name: PyString::intern(py, &name).unbind(),
             key: PyString::intern(py, &key).unbind(),
+            key_str: key.clone().into_boxed_str(),
             node: self.node(&schema, depth + 1)?,
             required,
             default,

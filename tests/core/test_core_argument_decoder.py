@@ -596,3 +596,38 @@ def test_many_keys_and_long_lists_are_linear() -> None:
     got = decoder.decode(text)
     assert got == json.loads(text)
     assert decoder.decode(text.replace('"k1"', '"k2"', 1)) is None  # a repeated key of a validated dict
+
+
+@pytest.mark.parametrize('model', [False, True])
+def test_wide_objects_in_any_key_order(model: bool) -> None:
+    """70 fields (past the 64-bit set of fields seen), sent in order, reversed, with gaps and extras."""
+    names = [f'f{i}' for i in range(70)]
+    fields: dict[str, Any] = {name: (int, 0 if i % 3 == 0 else ...) for i, name in enumerate(names)}
+    if model:
+        tp: Any = pydantic.create_model('Wide', **fields)
+    else:
+        tp = TypedDict('WideDict', {name: int for name in names})  # type: ignore[operator]
+    adapter = _adapter(tp)
+    decoder = RustDecoder.build(adapter.core_schema)
+    needed = [name for i, name in enumerate(names) if not (model and i % 3 == 0)]
+    orders = [names, names[::-1], needed, needed[::-1], [*needed[1:], needed[0]]]
+    for order in orders:
+        for extra in ({}, {'zz': 1}):
+            text = json.dumps({**{name: i for i, name in enumerate(order)}, **extra})
+            got = decoder.decode(text)
+            assert_same(got, adapter.validate_json(text))
+
+
+def test_defaults_land_where_pydantic_puts_them() -> None:
+    class Spread(pydantic.BaseModel):
+        a: int = 1
+        b: int
+        c: list[int] = []
+        d: Shade
+
+    adapter = _adapter(Spread)
+    decoder = RustDecoder.build(adapter.core_schema)
+    for text in ('{"b": 2, "d": "dark"}', '{"d": "dark", "b": 2}', '{"a": 5, "b": 2, "c": [1], "d": "light"}'):
+        got = decoder.decode(text)
+        assert_same(got, adapter.validate_json(text))
+        assert list(got.__dict__) == ['a', 'b', 'c', 'd']
