@@ -461,8 +461,8 @@ fn content<'a>(
     Some(buf)
 }
 
-/// The 4 hex digits at `t[at..]` as a code unit.
-fn hex4(t: &[u8], at: usize) -> Option<u32> {
+/// The 4 hex digits at `t[at..]` as a code unit (also the strict scanner's).
+pub(super) fn hex4(t: &[u8], at: usize) -> Option<u32> {
     t.get(at..at + 4)?.iter().try_fold(0, |acc, &h| {
         char::from(h).to_digit(16).map(|d| acc * 16 + d)
     })

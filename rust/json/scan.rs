@@ -3,6 +3,7 @@
 //! a successful parse. Iterative: no recursion however deep the input. The pure-Python twin
 //! (`toolweave._reference.json.locate_error`) is the same state machine.
 
+use super::onepass::hex4;
 use super::MAX_DEPTH;
 
 /// The scanner's reason for a value nested too deep; [`super::depth_reason`] words it with the limit.
@@ -196,15 +197,6 @@ impl Scanner<'_> {
         }
     }
 
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let h = self.t.get(at..at + 4)?;
-        let s = std::str::from_utf8(h).ok()?;
-        if !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        u32::from_str_radix(s, 16).ok()
-    }
-
     fn string(&mut self) -> Option<(usize, &'static str)> {
         let open = self.i;
         self.i += 1;
@@ -228,7 +220,7 @@ impl Scanner<'_> {
                         None => return Some((open, "unterminated string")),
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
                         Some(b'u') => {
-                            let Some(cp) = self.hex4(esc + 2) else {
+                            let Some(cp) = hex4(self.t, esc + 2) else {
                                 return Some((esc, "invalid escape"));
                             };
                             self.i = esc + 6;
@@ -237,7 +229,7 @@ impl Scanner<'_> {
                             }
                             if (0xD800..0xDC00).contains(&cp) {
                                 let low = if self.t.get(self.i..self.i + 2) == Some(b"\\u") {
-                                    self.hex4(self.i + 2)
+                                    hex4(self.t, self.i + 2)
                                 } else {
                                     None
                                 };

@@ -1,6 +1,6 @@
 //! Schema functions and `SchemaValidator` for Python: Python JSON values <-> [`serde_json::Value`].
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyUnicodeEncodeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -80,6 +80,99 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> 
     )))
 }
 
+/// [`to_value`] of a whole `what` (`"schema"`, `"instance"`, `"root_defs"`): a string or key holding a lone
+/// surrogate (which UTF-8, so JSON text, cannot carry) is refused with a `ValueError` naming its JSON pointer
+/// (twin: `toolweave._reference.schema.value._json_value`).
+fn value_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    to_value(obj, 0).map_err(|e| {
+        if e.is_instance_of::<PyUnicodeEncodeError>(obj.py()) {
+            let mut path = Vec::new();
+            if let Some(found) = find_surrogate(obj, &mut path, 0) {
+                return PyValueError::new_err(surrogate_message(&found, &path.concat(), what));
+            }
+        }
+        e
+    })
+}
+
+/// A lone surrogate [`find_surrogate`] found: in a string value, or in a key of an object.
+enum Surrogate {
+    Value(u32),
+    Key(u32),
+}
+
+fn surrogate_message(found: &Surrogate, pointer: &str, what: &str) -> String {
+    let (code, place) = match found {
+        Surrogate::Value(code) => (code, format!("the {what} string")),
+        Surrogate::Key(code) => (code, format!("a key of the {what} object")),
+    };
+    format!(
+        "lone surrogate U+{code:04X} in {place} at JSON pointer \"{pointer}\" (JSON text cannot carry it)"
+    )
+}
+
+/// The first lone surrogate in `obj`, in [`to_value`]'s order; `path` ends as the pointer's segments
+/// (`/`-prefixed, RFC 6901 escaped) of the string, or of the object whose key holds it.
+fn find_surrogate(
+    obj: &Bound<'_, PyAny>,
+    path: &mut Vec<String>,
+    depth: usize,
+) -> Option<Surrogate> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return lone_surrogate(s).map(Surrogate::Value);
+    }
+    let members: Vec<(Option<Bound<'_, PyAny>>, Bound<'_, PyAny>)> =
+        if let Ok(d) = obj.cast::<PyDict>() {
+            d.iter().map(|(k, v)| (Some(k), v)).collect()
+        } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+            let items = obj.try_iter().ok()?.collect::<PyResult<Vec<_>>>().ok()?;
+            items.into_iter().map(|v| (None, v)).collect()
+        } else if let Ok(m) = obj.cast::<PyMapping>() {
+            let items = m.items().ok()?;
+            let pairs = items.iter().map(|item| item.extract());
+            let pairs = pairs.collect::<PyResult<Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)>>>();
+            pairs.ok()?.into_iter().map(|(k, v)| (Some(k), v)).collect()
+        } else {
+            return None;
+        };
+    for (i, (key, v)) in members.into_iter().enumerate() {
+        let name = match key {
+            None => i.to_string(),
+            Some(k) => {
+                let k = k.cast_into::<PyString>().ok()?;
+                if let Some(code) = lone_surrogate(&k) {
+                    return Some(Surrogate::Key(code));
+                }
+                k.to_str().ok()?.replace('~', "~0").replace('/', "~1")
+            }
+        };
+        path.push(format!("/{name}"));
+        if let Some(found) = find_surrogate(&v, path, depth + 1) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
+}
+
+/// The first surrogate code point of `s`, if UTF-8 cannot encode it (every surrogate in a `str` is lone).
+fn lone_surrogate(s: &Bound<'_, PyString>) -> Option<u32> {
+    if s.to_str().is_ok() {
+        return None;
+    }
+    let units = s
+        .call_method1(intern!(s.py(), "encode"), ("utf-32-le", "surrogatepass"))
+        .ok()?;
+    let bytes = units.cast::<PyBytes>().ok()?.as_bytes().to_vec();
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .find(|c| (0xD800..=0xDFFF).contains(c))
+}
+
 fn key_of(k: &Bound<'_, PyAny>) -> PyResult<String> {
     match k.cast::<PyString>() {
         Ok(s) => Ok(s.to_str()?.to_owned()),
@@ -123,7 +216,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, 
 }
 
 fn to_object(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<String, Value>> {
-    match to_value(obj, 0)? {
+    match value_of(obj, what)? {
         Value::Object(map) => Ok(map),
         _ => Err(PyTypeError::new_err(format!(
             "{what} must be a mapping, not {}",
@@ -139,7 +232,7 @@ pub fn hoist_defs_to_root<'py>(
     schema: &Bound<'py, PyAny>,
     root_defs: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let value = to_value(schema, 0)?;
+    let value = value_of(schema, "schema")?;
     let mut defs = to_object(root_defs, "root_defs")?;
     let out = schema::hoist_defs_to_root(value, &mut defs)?;
     Ok((to_py(py, &out)?, to_py(py, &Value::Object(defs))?))
@@ -151,7 +244,7 @@ pub fn forbid_additional_properties<'py>(
     py: Python<'py>,
     schema: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut value = to_value(schema, 0)?;
+    let mut value = value_of(schema, "schema")?;
     schema::forbid_additional_properties(&mut value)?;
     to_py(py, &value)
 }
@@ -162,7 +255,7 @@ pub fn upper_case_type_values<'py>(
     py: Python<'py>,
     schema: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut value = to_value(schema, 0)?;
+    let mut value = value_of(schema, "schema")?;
     schema::upper_case_type_values(&mut value)?;
     to_py(py, &value)
 }
@@ -178,7 +271,7 @@ pub fn to_dialect<'py>(
         PyTypeError::new_err(format!("dialect must be a str, not {}", type_name(dialect)))
     })?;
     let which = dialect::Dialect::parse(name.to_str()?)?;
-    let value = to_value(schema, 0)?;
+    let value = value_of(schema, "schema")?;
     let out = py.detach(|| dialect::to_dialect(&value, which))?;
     to_py(py, &out)
 }
@@ -285,12 +378,29 @@ impl SchemaValidator {
                 return Err(validation_error(py, &issues));
             }
         }
-        let value = to_value(&parsed, 0)?;
+        let value = value_of(&parsed, "instance")?;
         if int64 && validate::beyond_int64(&value) {
             return Err(PyValueError::new_err(validate::BEYOND_INT64));
         }
         self.check(py, &value)?;
         Ok(parsed)
+    }
+
+    /// `validate_json`, with the accept plan's verdict first when `planned` (else the crate alone).
+    fn parse_and_validate<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        int64: bool,
+        planned: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let parsed = parse_text(py, data)?;
+        let verdict = if planned {
+            self.verdict(py, parsed.as_any())
+        } else {
+            plan::Verdict::Unsure
+        };
+        self.validate_parsed(py, parsed.into_any(), int64, verdict)
     }
 
     fn check(&self, py: Python<'_>, value: &Value) -> PyResult<()> {
@@ -305,7 +415,7 @@ impl SchemaValidator {
 impl SchemaValidator {
     #[new]
     fn new(schema: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let value = to_value(schema, 0)?;
+        let value = value_of(schema, "schema")?;
         if !value.is_object() && !value.is_boolean() {
             return Err(PyTypeError::new_err(format!(
                 "schema must be a mapping or a bool, not {}",
@@ -327,7 +437,7 @@ impl SchemaValidator {
     }
 
     fn is_valid(&self, instance: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.inner.is_valid(&to_value(instance, 0)?))
+        Ok(self.inner.is_valid(&value_of(instance, "instance")?))
     }
 
     fn errors<'py>(
@@ -335,7 +445,7 @@ impl SchemaValidator {
         py: Python<'py>,
         instance: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let value = to_value(instance, 0)?;
+        let value = value_of(instance, "instance")?;
         let out = PyList::empty(py);
         for issue in self.inner.issues(&value) {
             let d = PyDict::new(py);
@@ -348,7 +458,7 @@ impl SchemaValidator {
     }
 
     fn validate(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.check(py, &to_value(instance, 0)?)
+        self.check(py, &value_of(instance, "instance")?)
     }
 
     /// Parse `data` as `parse_arguments` does (a JSON object, blank = `{}`), check its numbers as
@@ -361,9 +471,7 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parsed = parse_text(py, data)?;
-        let verdict = self.verdict(py, parsed.as_any());
-        self.validate_parsed(py, parsed.into_any(), int64, verdict)
+        self.parse_and_validate(py, data, int64, true)
     }
 
     /// `validate_json` without the accept plan: the crate alone (for tests comparing both).
@@ -374,8 +482,7 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parsed = parse_text(py, data)?;
-        self.validate_parsed(py, parsed.into_any(), int64, plan::Verdict::Unsure)
+        self.parse_and_validate(py, data, int64, false)
     }
 
     /// The accept plan's verdict on a parsed value (`'accept'`, `'reject'` or `'unsure'`), or

@@ -396,15 +396,12 @@ impl Plan {
             return Verdict::Unsure;
         };
         let mut out = Conjunction::default();
-        out.add(type_verdict(schema.types, &value));
-        if out.rejected {
+        if out.rejects(type_verdict(schema.types, &value)) {
             return Verdict::Reject;
         }
-        if schema.checks_scalars || matches!(value, Instance::Dict(_) | Instance::List(_)) {
-            out.add(self.own(schema, &value, depth, steps));
-            if out.rejected {
-                return Verdict::Reject;
-            }
+        let own = schema.checks_scalars || matches!(value, Instance::Dict(_) | Instance::List(_));
+        if own && out.rejects(self.own(schema, &value, depth, steps)) {
+            return Verdict::Reject;
         }
         if schema.applies {
             out.add(self.applicators(schema, instance, depth, steps));
@@ -483,8 +480,7 @@ impl Plan {
                 Ok(Some(member)) => {
                     found += 1;
                     required += usize::from(property.required);
-                    out.add(self.eval(property.node, &member, depth + 1, steps));
-                    if out.rejected {
+                    if out.rejects(self.eval(property.node, &member, depth + 1, steps)) {
                         return Verdict::Reject;
                     }
                 }
@@ -524,11 +520,11 @@ impl Plan {
             if schema.is_property(name) {
                 continue;
             }
-            out.add(match schema.additional {
+            let verdict = match schema.additional {
                 Additional::Schema(n) => self.eval(n, &member, depth + 1, steps),
                 _ => leaf(&member),
-            });
-            if out.rejected {
+            };
+            if out.rejects(verdict) {
                 return Verdict::Reject;
             }
         }
@@ -549,18 +545,12 @@ impl Plan {
         if !schema.walks_items {
             return Verdict::Accept;
         }
-        let mut out = Conjunction::default();
-        for (i, item) in l.iter().enumerate() {
-            let verdict = match schema.prefix_items.get(i).or(schema.items.as_ref()) {
+        all(l.iter().enumerate().map(|(i, item)| {
+            match schema.prefix_items.get(i).or(schema.items.as_ref()) {
                 Some(n) => self.eval(*n, &item, depth + 1, steps),
                 None => leaf(&item),
-            };
-            out.add(verdict);
-            if out.rejected {
-                return Verdict::Reject;
             }
-        }
-        out.verdict()
+        }))
     }
 
     fn applicators(
@@ -571,11 +561,9 @@ impl Plan {
         steps: &Cell<u32>,
     ) -> Verdict {
         let mut out = Conjunction::default();
-        for &n in &schema.all_of {
-            out.add(self.eval(n, instance, depth + 1, steps));
-            if out.rejected {
-                return Verdict::Reject;
-            }
+        let eval = |n: &usize| self.eval(*n, instance, depth + 1, steps);
+        if out.rejects(all(schema.all_of.iter().map(eval))) {
+            return Verdict::Reject;
         }
         if !schema.any_of.is_empty() {
             let mut unsure = false;
@@ -618,6 +606,20 @@ impl Plan {
     }
 }
 
+/// The verdict of keywords or members that must all hold, drawn lazily from `verdicts`: `Reject` as
+/// soon as one rejects (the rest are not evaluated), else `Unsure` if one is, else `Accept`.
+fn all(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
+    let mut out = Verdict::Accept;
+    for verdict in verdicts {
+        match verdict {
+            Verdict::Reject => return Verdict::Reject,
+            Verdict::Unsure => out = Verdict::Unsure,
+            Verdict::Accept => {}
+        }
+    }
+    out
+}
+
 /// A member or item no subschema applies to: accepted if plain.
 fn leaf(value: &Bound<'_, PyAny>) -> Verdict {
     if plain(value) {
@@ -641,6 +643,12 @@ impl Conjunction {
             Verdict::Unsure => self.unsure = true,
             Verdict::Accept => {}
         }
+    }
+
+    /// Adds `verdict`; `true` when it rejects, so the caller answers `Reject` at once.
+    fn rejects(&mut self, verdict: Verdict) -> bool {
+        self.add(verdict);
+        self.rejected
     }
 
     fn verdict(&self) -> Verdict {

@@ -79,7 +79,7 @@ class SchemaValidator:
 
     def is_valid(self, instance: Any) -> bool:
         """Whether ``instance`` is valid."""
-        return self._is_valid(_json_value(instance))
+        return self._is_valid(_json_value(instance, 'instance'))
 
     def _is_valid(self, value: Any) -> bool:
         return not self._failures(value, first=True)
@@ -94,7 +94,7 @@ class SchemaValidator:
 
     def errors(self, instance: Any) -> list[dict[str, str]]:
         """Every failure as ``{'pointer', 'keyword', 'message'}``."""
-        return self._errors(_json_value(instance))
+        return self._errors(_json_value(instance, 'instance'))
 
     def _errors(self, value: Any) -> list[dict[str, str]]:
         out = []
@@ -109,7 +109,7 @@ class SchemaValidator:
 
     def validate(self, instance: Any) -> None:
         """Raise ``SchemaValidationError`` listing every failure."""
-        self._raise(_json_value(instance))
+        self._raise(_json_value(instance, 'instance'))
 
     def validate_json(self, data: str | bytes, *, int64: bool = False) -> Any:
         """Parse (as ``parse_arguments``: a JSON object, blank = ``{}``) and validate; returns the value.
@@ -119,7 +119,7 @@ class SchemaValidator:
         if not isinstance(data, (str, bytes)):
             raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
         value = parse_arguments(data)
-        checked = _json_value(value)  # checked as the Rust conversion checks it (64-bit ints)
+        checked = _json_value(value, 'instance')  # checked as the Rust conversion checks it (64-bit ints)
         if int64 and _beyond_int64(checked):
             raise ValueError(BEYOND_INT64)
         self._raise(checked)
