@@ -177,6 +177,9 @@ pub struct ArgumentDecoder {
     /// The plan has a `dict` whose values are validated: a repeated key then answers None (pydantic validates
     /// each pair of the text, the parser keeps the last).
     counts_pairs: bool,
+    /// BUILD has no effect beyond this call's own objects (no `default_factory`, deep copies of plain data only,
+    /// no model class with `__del__`): CHECK and BUILD run as one pass, a failure halfway is unseen.
+    one_pass: bool,
     deepcopy: Py<PyAny>,
     model_type: Py<PyType>,
     enum_type: Py<PyType>,
@@ -240,6 +243,7 @@ impl ArgumentDecoder {
         }
         Some(ArgumentDecoder {
             same: sameness(&c.nodes),
+            one_pass: fusable(py, &c.nodes),
             nodes: c.nodes,
             root,
             counts_pairs: c.counts_pairs,
@@ -275,10 +279,14 @@ impl ArgumentDecoder {
             return Ok(None);
         }
         let mut steps = 0;
-        if !self.check(self.root, &v, 0, &mut steps) {
+        let built = if self.one_pass {
+            self.fused(self.root, v, 0, &mut steps)
+        } else if self.check(self.root, &v, 0, &mut steps) {
+            self.build_value(self.root, v)
+        } else {
             return Ok(None);
-        }
-        match self.build_value(self.root, v) {
+        };
+        match built {
             Ok(v) => Ok(Some(v)),
             Err(Stop::Unsure) => Ok(None),
             Err(Stop::Raised(e)) => Err(e),
@@ -331,6 +339,28 @@ impl<'py> Sink for Pairs<'py> {
     }
 }
 
+/// A model instance as pydantic-core's `create_class` and `set_model_attrs` (model.rs) make it: no `__init__`,
+/// no `__setattr__` of the model.
+fn model_instance<'py>(
+    cls: &Bound<'py, PyType>,
+    dict: &Bound<'py, PyDict>,
+    names: Option<Bound<'py, PySet>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let instance = new_instance(cls)?;
+    force_setattr(&instance, pyo3::intern!(py, "__dict__"), dict)?;
+    let none = py.None().into_bound(py);
+    force_setattr(&instance, pyo3::intern!(py, "__pydantic_extra__"), &none)?;
+    force_setattr(&instance, pyo3::intern!(py, "__pydantic_private__"), &none)?;
+    let names = names.map_or(none, Bound::into_any);
+    force_setattr(
+        &instance,
+        pyo3::intern!(py, "__pydantic_fields_set__"),
+        &names,
+    )?;
+    Ok(instance)
+}
+
 /// A new instance of `cls` from its `tp_new` with no arguments, as pydantic-core's `create_class` (model.rs)
 /// makes one (no `__init__`). Only classes whose `__new__` is `object.__new__` get here.
 #[allow(unsafe_code)]
@@ -369,6 +399,44 @@ fn force_setattr(
         Ok(())
     } else {
         Err(PyErr::fetch(obj.py()))
+    }
+}
+
+/// Whether BUILD of this plan touches nothing but the call's own objects: no `default_factory`, unhashable
+/// defaults of plain JSON data only (their deep copy runs no user code), no model class with `__del__`.
+fn fusable(py: Python<'_>, nodes: &[Node]) -> bool {
+    nodes.iter().all(|n| match n {
+        Node::TypedDict(f) => fields_fusable(py, f),
+        Node::Model(cls, f) => cls.bind(py).getattr("__del__").is_err() && fields_fusable(py, f),
+        _ => true,
+    })
+}
+
+fn fields_fusable(py: Python<'_>, f: &Fields) -> bool {
+    f.fields.iter().all(|field| match &field.default {
+        Default::Absent | Default::Value(_, false) => true,
+        Default::Value(x, true) => plain_data(x.bind(py), 0),
+        Default::Factory(_) => false,
+    })
+}
+
+/// Exact dicts (str keys), lists, str, int, float, bool and None, up to [`MAX_DEPTH`] levels.
+fn plain_data(v: &Bound<'_, PyAny>, depth: usize) -> bool {
+    if v.is_none()
+        || v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_exact_instance_of::<PyBool>()
+    {
+        true
+    } else if let Ok(l) = v.cast_exact::<PyList>() {
+        depth < MAX_DEPTH && l.iter().all(|x| plain_data(&x, depth + 1))
+    } else if let Ok(d) = v.cast_exact::<PyDict>() {
+        depth < MAX_DEPTH
+            && d.iter()
+                .all(|(k, x)| k.is_exact_instance_of::<PyString>() && plain_data(&x, depth + 1))
+    } else {
+        false
     }
 }
 
@@ -574,6 +642,201 @@ impl ArgumentDecoder {
         })
     }
 
+    /// CHECK and BUILD of `v` against node `i` in one pass (plans where BUILD only touches this call's objects):
+    /// the same decisions and results as [`Self::check`] then [`Self::build_value`].
+    fn fused<'py>(
+        &self,
+        i: usize,
+        v: Bound<'py, PyAny>,
+        depth: usize,
+        steps: &mut usize,
+    ) -> Built<'py> {
+        if self.same.get(i).copied().unwrap_or(false) {
+            return if self.check(i, &v, depth, steps) {
+                Ok(v)
+            } else {
+                Err(Stop::Unsure)
+            };
+        }
+        *steps += 1;
+        if *steps > MAX_STEPS {
+            return Err(Stop::Unsure);
+        }
+        let py = v.py();
+        let Some(node) = self.nodes.get(i) else {
+            return Err(Stop::Unsure);
+        };
+        match node {
+            Node::Float(bounds) => match number_f64(&v) {
+                Some(f) if bounds.hold(f) => Ok(if v.is_exact_instance_of::<PyFloat>() {
+                    v
+                } else {
+                    PyFloat::new(py, f).into_any()
+                }),
+                _ => Err(Stop::Unsure),
+            },
+            Node::Nullable(_) if v.is_none() => Ok(v),
+            Node::Nullable(j) | Node::Ref(j) => self.fused_child(*j, v, depth, steps),
+            Node::Lookup(t) => t.find(&v).map(|x| x.bind(py).clone()).ok_or(Stop::Unsure),
+            Node::List(j, min, max) => {
+                let Ok(l) = v.cast_exact::<PyList>() else {
+                    return Err(Stop::Unsure);
+                };
+                if depth >= MAX_DEPTH || !size_fits(&v, *min, *max) {
+                    return Err(Stop::Unsure);
+                }
+                for (at, item) in l.iter().enumerate() {
+                    let built = self.fused_child(*j, item.clone(), depth + 1, steps)?;
+                    if !built.is(&item) {
+                        l.set_item(at, built)?;
+                    }
+                }
+                Ok(v)
+            }
+            Node::Dict(j, min, max) => {
+                let Ok(d) = v.cast_exact::<PyDict>() else {
+                    return Err(Stop::Unsure);
+                };
+                if depth >= MAX_DEPTH || !size_fits(&v, *min, *max) {
+                    return Err(Stop::Unsure);
+                }
+                let items: Vec<_> = d.iter().collect();
+                for (k, item) in items {
+                    let built = self.fused_child(*j, item.clone(), depth + 1, steps)?;
+                    if !built.is(&item) {
+                        d.set_item(k, built)?;
+                    }
+                }
+                Ok(v)
+            }
+            Node::TypedDict(f) => Ok(self.fused_fields(f, &v, depth, steps, false)?.0.into_any()),
+            Node::Model(cls, f) => {
+                let (dict, names) = self.fused_fields(f, &v, depth, steps, true)?;
+                Ok(model_instance(cls.bind(py), &dict, names)?)
+            }
+            _ => {
+                if self.check(i, &v, depth, steps) {
+                    Ok(v)
+                } else {
+                    Err(Stop::Unsure)
+                }
+            }
+        }
+    }
+
+    /// [`Self::fused`] one level down, with the path's step count restored afterwards.
+    fn fused_child<'py>(
+        &self,
+        i: usize,
+        v: Bound<'py, PyAny>,
+        depth: usize,
+        steps: &mut usize,
+    ) -> Built<'py> {
+        let before = *steps;
+        let built = self.fused(i, v, depth, steps);
+        *steps = before;
+        built
+    }
+
+    /// [`Self::check_fields`] and [`Self::build_fields`] in one pass.
+    fn fused_fields<'py>(
+        &self,
+        f: &Fields,
+        v: &Bound<'py, PyAny>,
+        depth: usize,
+        steps: &mut usize,
+        model: bool,
+    ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
+        let py = v.py();
+        let Ok(d) = v.cast_exact::<PyDict>() else {
+            return Err(Stop::Unsure);
+        };
+        if depth >= MAX_DEPTH {
+            return Err(Stop::Unsure);
+        }
+        let missing = |seen: &Seen| {
+            f.fields.iter().enumerate().any(|(j, field)| {
+                !seen.has(j) && field.required && matches!(field.default, Default::Absent)
+            })
+        };
+        let mut seen = Seen::new(f.fields.len());
+        if f.plain {
+            let names = if model { Some(PySet::empty(py)?) } else { None };
+            let mut next = 0;
+            let mut in_order = true;
+            for (k, item) in d.iter() {
+                let Some(j) = f.next_field(&k, &mut next) else {
+                    in_order = false;
+                    break;
+                };
+                let field = &f.fields[j];
+                let built = self.fused_child(field.node, item.clone(), depth + 1, steps)?;
+                if !built.is(&item) {
+                    d.set_item(&k, built)?;
+                }
+                if let Some(names) = &names {
+                    names.add(field.name.bind(py))?;
+                }
+                seen.set(j);
+            }
+            if in_order {
+                if missing(&seen) {
+                    return Err(Stop::Unsure);
+                }
+                for (j, field) in f.fields.iter().enumerate() {
+                    if !seen.has(j) {
+                        self.fill(field, d)?;
+                    }
+                }
+                return Ok((d.clone(), names));
+            }
+        }
+        let names = if model { Some(PySet::empty(py)?) } else { None };
+        let out = PyDict::new(py);
+        let mut found = 0;
+        for (j, field) in f.fields.iter().enumerate() {
+            let name = field.name.bind(py);
+            match d.get_item(field.key.bind(py))? {
+                Some(item) => {
+                    found += 1;
+                    let built = if seen.has(j) {
+                        item
+                    } else {
+                        self.fused_child(field.node, item, depth + 1, steps)?
+                    };
+                    seen.set(j);
+                    out.set_item(name, built)?;
+                    if let Some(names) = &names {
+                        names.add(name)?;
+                    }
+                }
+                None => {
+                    if field.required && matches!(field.default, Default::Absent) {
+                        return Err(Stop::Unsure);
+                    }
+                    self.fill(field, &out)?;
+                }
+            }
+        }
+        if found != d.len() {
+            match f.extra {
+                Extra::Forbid => return Err(Stop::Unsure),
+                Extra::Ignore => {}
+                Extra::Allow => {
+                    for (k, item) in d.iter() {
+                        if f.field_of(&k, 0).is_none() {
+                            if !json_numbers_fine(&item, depth + 1) {
+                                return Err(Stop::Unsure);
+                            }
+                            out.set_item(k, item)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok((out, names))
+    }
+
     /// BUILD: the validated value of `v` (already checked against node `i`). Lists and dicts of the parse are
     /// filled in place: they are this call's own, fresh objects, as pydantic's would be.
     fn build_value<'py>(&self, i: usize, v: Bound<'py, PyAny>) -> Built<'py> {
@@ -619,20 +882,7 @@ impl ArgumentDecoder {
             Node::TypedDict(f) => self.build_fields(f, &v, false)?.0.into_any(),
             Node::Model(cls, f) => {
                 let (dict, names) = self.build_fields(f, &v, true)?;
-                // As pydantic-core's `create_class` and `set_model_attrs` (model.rs): no `__init__`, no
-                // `__setattr__` of the model.
-                let instance = new_instance(cls.bind(py))?;
-                force_setattr(&instance, pyo3::intern!(py, "__dict__"), &dict)?;
-                let none = py.None().into_bound(py);
-                force_setattr(&instance, pyo3::intern!(py, "__pydantic_extra__"), &none)?;
-                force_setattr(&instance, pyo3::intern!(py, "__pydantic_private__"), &none)?;
-                let names = names.map_or(none, Bound::into_any);
-                force_setattr(
-                    &instance,
-                    pyo3::intern!(py, "__pydantic_fields_set__"),
-                    &names,
-                )?;
-                instance
+                model_instance(cls.bind(py), &dict, names)?
             }
             _ => v,
         })
