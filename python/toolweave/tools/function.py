@@ -30,7 +30,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pydantic
 import pydantic_core
@@ -88,13 +88,18 @@ class FunctionToolCallback:
         decode: Callable[[str], Any] | None,
         pass_context: bool,
         converter: ToolCallResultConverter,
+        schema: _SchemaArguments | None = None,
     ) -> None:
         self._definition = definition
         self._metadata = metadata
         self._func = func
         self._decode = decode
+        # A raw schema: the core's validate_json called straight from _arguments (no decoder frame per call).
+        self._validate = None if schema is None else schema.validator.validate_json
+        self._recover = None if schema is None else schema.recover
         self._pass_context = pass_context
         self._converter = converter
+        self._str_as_is = type(converter) is DefaultToolCallResultConverter  # a str result is the text
         self._is_async = func is not None and _is_async(func)
         self._target = func if func is not None else self._deferred
 
@@ -148,6 +153,8 @@ class FunctionToolCallback:
             raise  # the callable's own: not wrapped a second time (as Spring)
         except Exception as exc:
             raise ToolExecutionError(self._definition, exc) from exc
+        if self._str_as_is and isinstance(result, str):
+            return result  # convert_result's own answer, without its frame
         return convert_result(self._definition, self._converter, result)
 
     async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
@@ -182,15 +189,23 @@ class FunctionToolCallback:
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         if not tool_input or tool_input.isspace():  # what `not tool_input.strip()` says, without copying the text
             raise ValueError('tool_input cannot be null or empty')
-        decode = self._decode
+        validate, decode = self._validate, self._decode
+        failure: ValueError | None = None
         try:
-            args = () if decode is None else (decode(tool_input),)
+            if validate is not None:  # a raw schema: valid arguments in one core call
+                args: tuple[Any, ...] = (validate(tool_input, int64=True),)
+            else:
+                args = () if decode is None else (decode(tool_input),)
         except ToolExecutionError:
             raise  # invalid arguments, already described by the decoder
         except ToolArgumentsError as exc:
             raise syntax_error(self._definition, exc) from exc
         except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
-            raise ToolExecutionError(self._definition, exc) from exc
+            if validate is None or not isinstance(exc, ValueError):
+                raise ToolExecutionError(self._definition, exc) from exc
+            failure = exc  # the raw schema's answer: named by its recovery, outside this handler
+        if failure is not None and self._recover is not None:
+            args = (self._recover(tool_input, failure),)
         if self._pass_context:
             return (*args, tool_context if tool_context is not None else ToolContext({}))
         return args
@@ -283,9 +298,10 @@ class FunctionToolCallbackBuilder:
         if input_type is None and self._input_schema is None and inputs:
             input_type = inputs[0]
         decoder: Callable[[ToolDefinition], Callable[[str], Any]] | None = None
+        validator: SchemaValidator | None = None
         if self._input_schema is not None:
             schema = SchemaValidator(dict(self._input_schema)).schema
-            decoder = functools.partial(_schema_decoder, validator=SchemaValidator(bounded_integers(schema)))
+            validator = SchemaValidator(bounded_integers(schema))
         elif input_type is not None:
             schema, adapter = _type_schema(self._name, input_type)
             decoder = functools.partial(_type_decoder, adapter=adapter)
@@ -303,7 +319,8 @@ class FunctionToolCallbackBuilder:
             deferred=self._func is None,
         )
         converter = self._converter or DefaultToolCallResultConverter()
-        return FunctionToolCallback(definition, metadata, self._func, decode, pass_context, converter)
+        raw = None if validator is None else _SchemaArguments(validator, _schema_recovery(definition, validator))
+        return FunctionToolCallback(definition, metadata, self._func, decode, pass_context, converter, raw)
 
 
 def _signature(name: str, func: Callable[..., Any]) -> tuple[list[Any], bool]:
@@ -397,27 +414,50 @@ def _fill_or_raise(
     raise invalid_arguments(definition, [f'{_dotted(error["loc"])}: {error["msg"]}' for error in errors])
 
 
+class _SchemaArguments(NamedTuple):
+    """A raw schema's argument decoding: ``validator.validate_json(text, int64=True)``, else ``recover``."""
+
+    validator: SchemaValidator
+    recover: Callable[[str, ValueError], Any]
+
+
 def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> Callable[[str], Any]:
     """Argument text -> the ``dict`` ``validator`` (the Rust core's) accepts.
 
     The decoder raises ``ToolExecutionError`` for invalid arguments (its cause an ``InvalidToolArgumentsError``
     listing every failure as ``'<JSON pointer>: <reason>'``) and ``ToolArgumentsError`` for text that is not JSON.
     """
-
-    def problems(exc: SchemaValidationError) -> list[str]:
-        return [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
+    recover = _schema_recovery(definition, validator)
 
     def decode(text: str) -> Any:
         # Accepted with int64: only finite numbers and signed 64-bit integers, nothing for a walk to find.
         try:
             return validator.validate_json(text, int64=True)
-        except SchemaValidationError as exc:  # raised only when no integer is beyond int64: as without it
-            failures = problems(exc)
         except ToolArgumentsError:
             raise
-        except ValueError:  # a number beyond int64 or one JSON Schema cannot hold: named precisely below
-            return numbers(text)
-        raise invalid_arguments(definition, failures)  # outside the handler: nothing chained but the cause
+        except ValueError as exc:
+            failure = exc
+        return recover(text, failure)  # outside the handler: nothing chained but the cause
+
+    return decode
+
+
+def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> Callable[[str, ValueError], Any]:
+    """What follows a ``ValueError`` (not ``ToolArgumentsError``) from ``validator.validate_json(text, int64=True)``.
+
+    A ``SchemaValidationError`` (raised only when no integer is beyond int64: as without it) raises
+    ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``, every failure as ``'<JSON pointer>: <reason>'``);
+    a number beyond int64 or one JSON Schema cannot hold is named precisely (or the value returned, when the
+    schema bounds nothing there).
+    """
+
+    def problems(exc: SchemaValidationError) -> list[str]:
+        return [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
+
+    def recover(text: str, exc: ValueError) -> Any:
+        if isinstance(exc, SchemaValidationError):
+            raise invalid_arguments(definition, problems(exc))
+        return numbers(text)
 
     def numbers(text: str) -> Any:
         try:
@@ -432,7 +472,7 @@ def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> C
             return value
         raise invalid_arguments(definition, failures)
 
-    return decode
+    return recover
 
 
 def _check_numbers(definition: ToolDefinition, value: Any, where: Callable[[Location], str]) -> None:
