@@ -375,7 +375,8 @@ def hoist_defs_to_root(schema: Mapping[str, Any], root_defs: Mapping[str, Any]) 
 
     Raises:
         TypeError: a value is not JSON (dict, list, str, int, float, bool, None; str keys).
-        ValueError: nesting deeper than 256, NaN/infinity, or an int outside the 64-bit range.
+        ValueError: nesting deeper than 256, NaN/infinity, an int outside the 64-bit range, or a string or key
+            holding a lone surrogate (the message names its JSON pointer).
     """
 
 def forbid_additional_properties(schema: Any) -> Any:
@@ -415,7 +416,8 @@ def to_dialect(schema: Mapping[str, Any], dialect: str) -> Any:
 
     Raises:
         TypeError: ``dialect`` is not a str, or a value is not JSON.
-        ValueError: unknown dialect, nesting deeper than 256, or (Gemini) inlining past 100,000 nodes.
+        ValueError: unknown dialect, nesting deeper than 256, a lone surrogate (named by its JSON pointer), or
+            (Gemini) inlining past 100,000 nodes.
     """
 
 @final
@@ -426,7 +428,9 @@ class SchemaValidator:
         schema: The schema (draft from its ``$schema``, else 2020-12). ``format`` is an annotation only.
 
     Raises:
-        ValueError: ``schema`` is not a valid JSON Schema (or refers outside itself).
+        ValueError: ``schema`` is not a valid JSON Schema (or refers outside itself), or a string or key in it
+            holds a lone surrogate (the message names its JSON pointer; ``is_valid``, ``errors`` and ``validate``
+            refuse such an instance alike).
         TypeError: ``schema`` is not a mapping or bool, or holds non-JSON values.
     """
 
