@@ -302,7 +302,7 @@ class _ToolJsonSchema(GenerateJsonSchema):
         bounds. The field keeps its default when validated.
         """
         json_schema = super().default_schema(schema)
-        if 'default' in json_schema and not _has_json_form(self.get_default_value(schema)):
+        if 'default' in json_schema and not _has_json_form(self.get_default_value(schema), int_max=_SENT_INT_MAX):
             del json_schema['default']  # checked on the Python value: pydantic writes one inside a list as null
         return json_schema
 
@@ -347,7 +347,11 @@ def _bounds_with_json_form(json_schema: dict[str, Any], core: Mapping[str, Any],
     """
     for core_key, key in (*_LOWER_BOUNDS, *_UPPER_BOUNDS, ('multiple_of', 'multipleOf')):
         bound = core.get(core_key)
-        if bound is None or isinstance(bound, bool) or _has_json_form(bound):
+        if bound is None or isinstance(bound, bool):
+            continue
+        if integer and isinstance(bound, int) and _excludes_every_int64(core_key, bound):
+            raise TypeError(f'{core_key}={bound!r} leaves no 64-bit integer')
+        if _has_json_form(bound, int_max=_SENT_INT_MAX):
             continue
         lower = core_key in ('ge', 'gt')
         if not lower and core_key not in ('le', 'lt'):
@@ -363,17 +367,26 @@ def _bounds_with_json_form(json_schema: dict[str, Any], core: Mapping[str, Any],
     return json_schema
 
 
+def _excludes_every_int64(core_key: str, bound: int) -> bool:
+    """Whether an integer bound leaves no signed 64-bit integer (``ge=2**63``, ``gt=2**63 - 1``, ``lt=-2**63``)."""
+    if core_key in ('ge', 'gt'):
+        return bound > _SENT_INT_MAX or (core_key == 'gt' and bound == _SENT_INT_MAX)
+    if core_key in ('le', 'lt'):
+        return bound < _JSON_INT_MIN or (core_key == 'lt' and bound == _JSON_INT_MIN)
+    return False
+
+
 def _choices_with_json_form(json_schema: dict[str, Any]) -> dict[str, Any]:
     """``json_schema`` (an enum's or literal's) without ``enum``/``const`` values that have no JSON form.
 
     Raises:
         TypeError: none is left.
     """
-    if 'const' in json_schema and not _has_json_form(json_schema['const']):
+    if 'const' in json_schema and not _has_json_form(json_schema['const'], int_max=_SENT_INT_MAX):
         raise TypeError(f'the value {json_schema["const"]!r} has no JSON form')
     values = json_schema.get('enum')
-    if isinstance(values, list) and not all(_has_json_form(value) for value in values):
-        kept = [value for value in values if _has_json_form(value)]
+    if isinstance(values, list) and not all(_has_json_form(value, int_max=_SENT_INT_MAX) for value in values):
+        kept = [value for value in values if _has_json_form(value, int_max=_SENT_INT_MAX)]
         if not kept:
             raise TypeError(f'no value of {values!r} has a JSON form')
         json_schema['enum'] = kept
@@ -770,19 +783,22 @@ def _set_default(schema: dict[str, Any], default: Any) -> None:
         value = orjson.dumps(default)
     except TypeError:
         return  # a default with no JSON form is simply not advertised
-    if _has_json_form(default):
+    if _has_json_form(default, int_max=_SENT_INT_MAX):
         schema['default'] = orjson.loads(value)
 
 
 _JSON_INT_MIN = -(2**63)
 _JSON_INT_MAX = 2**64 - 1
 """The integers a JSON Schema value may hold in the core (serde_json without arbitrary precision)."""
+_SENT_INT_MAX = 2**63 - 1
+"""The largest integer a tool accepts (the numbers rule: signed 64 bits): defaults, choices and bounds stop here."""
 
 
-def _has_json_form(value: Any) -> bool:
+def _has_json_form(value: Any, *, int_max: int = _JSON_INT_MAX) -> bool:
     """Whether ``value`` (a default or a schema value: JSON-like data, enum members, dataclasses) has a JSON form.
 
-    No NaN or infinite float or ``Decimal`` and no integer beyond 64 bits anywhere in it; looks into
+    No NaN or infinite float or ``Decimal`` and no integer outside ``-2**63`` .. ``int_max`` anywhere in it
+    (``_SENT_INT_MAX`` for what the model may send back: a default, an enum value, a bound); looks into
     dicts, lists, tuples, sets, enum members' values and dataclass fields, as orjson and pydantic
     serialize them; other objects count as having one.
     """
@@ -793,7 +809,7 @@ def _has_json_form(value: Any) -> bool:
             if not (math.isfinite(item) if isinstance(item, float) else item.is_finite()):
                 return False
         elif isinstance(item, int) and not isinstance(item, bool):
-            if not _JSON_INT_MIN <= item <= _JSON_INT_MAX:
+            if not _JSON_INT_MIN <= item <= int_max:
                 return False
         elif isinstance(item, enum.Enum):
             stack.append(item.value)
