@@ -50,8 +50,9 @@ class ArgumentDecoder:
         defaults as pydantic-core's ``with_default``: unhashable ones deep-copied, factories called. None
         when ``text`` is not an exact str holding a strict JSON object, when pydantic would refuse it or might
         coerce a value (``"3"`` or ``3.0`` for an int), when a number in the result is not an int within
-        signed 64 bits or a finite float, when containers nest deeper than 100, or when a repeated key meets
-        a validated dict.
+        signed 64 bits or a finite float (a model field's ``default_factory`` result is not judged, as the
+        tool's numbers rule does not judge it), when containers nest deeper than 100, or when a repeated key
+        meets a validated dict.
 
         Raises:
             Exception: only what a ``default_factory`` (or ``copy.deepcopy`` of an unhashable default) raises.

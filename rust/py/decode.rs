@@ -43,8 +43,10 @@ enum Default {
     Absent,
     /// The default itself, deep-copied first when it is not hashable (`copy_default` in `with_default.rs`).
     Value(Py<PyAny>, bool),
-    /// `default_factory()`.
-    Factory(Py<PyAny>),
+    /// `default_factory()`, and whether its result is judged by the numbers rule: in a typed dict (a tool's
+    /// parameters) yes, in a model no (the tool's rule judges only the fields the input set; judging would hand
+    /// the call back to pydantic, which calls the factory a second time).
+    Factory(Py<PyAny>, bool),
 }
 
 struct Field {
@@ -416,7 +418,7 @@ fn fields_fusable(py: Python<'_>, f: &Fields) -> bool {
     f.fields.iter().all(|field| match &field.default {
         Default::Absent | Default::Value(_, false) => true,
         Default::Value(x, true) => plain_data(x.bind(py), 0),
-        Default::Factory(_) => false,
+        Default::Factory(..) => false,
     })
 }
 
@@ -976,9 +978,11 @@ impl ArgumentDecoder {
                     out.set_item(name, x)?;
                 }
             }
-            Default::Factory(factory) => {
+            Default::Factory(factory, judged) => {
                 let made = factory.bind(py).call0()?;
-                if !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))? {
+                if *judged
+                    && !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))?
+                {
                     return Err(Stop::Unsure);
                 }
                 out.set_item(name, made)?;
@@ -1419,7 +1423,7 @@ impl<'py> Compiler<'py> {
                         Some(r) => r.is_truthy().ok()?,
                         None => total.as_ref().map_or(Some(true), |t| t.is_truthy().ok())?,
                     };
-                    out.push(self.field(&name, &field, required, depth)?);
+                    out.push(self.field(&name, &field, required, depth, true)?);
                 }
                 Node::TypedDict(fields_of(self.py, out, extra)?)
             }
@@ -1466,7 +1470,7 @@ impl<'py> Compiler<'py> {
         for (name, field) in fields.iter() {
             let field = field.cast_into_exact::<PyDict>().ok()?;
             only(&field, MODEL_FIELD_KEYS)?;
-            out.push(self.field(&name, &field, true, depth)?);
+            out.push(self.field(&name, &field, true, depth, false)?);
         }
         Some(Node::Model(cls.unbind(), fields_of(self.py, out, extra)?))
     }
@@ -1479,6 +1483,7 @@ impl<'py> Compiler<'py> {
         field: &Bound<'py, PyDict>,
         required: bool,
         depth: usize,
+        judged: bool,
     ) -> Option<Field> {
         let py = self.py;
         let name = text(name)?;
@@ -1497,7 +1502,7 @@ impl<'py> Compiler<'py> {
                 return None;
             }
             if item(&wrapper, "default").is_some() || item(&wrapper, "default_factory").is_some() {
-                default = self.default(&wrapper)?;
+                default = self.default(&wrapper, judged)?;
             }
             schema = item(&wrapper, "schema")?;
         }
@@ -1512,8 +1517,8 @@ impl<'py> Compiler<'py> {
     }
 
     /// A missing field's value: the default (within the numbers rule; deep-copied per use when unhashable) or
-    /// the factory's.
-    fn default(&self, wrapper: &Bound<'py, PyDict>) -> Option<Default> {
+    /// the factory's (its result `judged` by the numbers rule or not, see [`Default::Factory`]).
+    fn default(&self, wrapper: &Bound<'py, PyDict>, judged: bool) -> Option<Default> {
         match given(wrapper, "default_factory") {
             None => {
                 let value =
@@ -1531,7 +1536,7 @@ impl<'py> Compiler<'py> {
                 {
                     return None;
                 }
-                Some(Default::Factory(factory.unbind()))
+                Some(Default::Factory(factory.unbind(), judged))
             }
         }
     }

@@ -429,13 +429,29 @@ def test_factory_errors_propagate_as_pydantics_do() -> None:
     assert decoder.decode('{"made": "x"}') is None  # refused in CHECK: the factory is not called
 
 
-def test_a_factory_result_outside_the_numbers_rule_gives_none() -> None:
+def test_a_factory_result_is_judged_by_the_numbers_rule_in_a_typed_dict_only() -> None:
+    # A model field's factory result is not judged (the tool's numbers rule judges only the fields the input
+    # set): decoded, so pydantic never calls the factory a second time. A typed dict's (a tool's parameters)
+    # is judged as before.
     class Big(pydantic.BaseModel):
         n: int = pydantic.Field(default_factory=lambda: 2**70)
 
-    decoder = RustDecoder.build(_adapter(Big).core_schema)
-    assert decoder.decode('{}') is None and decoder.decode('{"n": 1}').n == 1
-    assert TwinDecoder.build(_adapter(Big).core_schema).decode('{}') is None
+    for decoder_class in (RustDecoder, TwinDecoder):
+        decoded = decoder_class.build(_adapter(Big).core_schema).decode('{}')
+        assert decoded.n == 2**70 and decoded.model_fields_set == set()
+        assert decoder_class.build(_adapter(Big).core_schema).decode('{"n": 1}').n == 1
+        parameters = {
+            'type': 'typed-dict',
+            'fields': {
+                'n': {
+                    'type': 'typed-dict-field',
+                    'required': False,
+                    'schema': {'type': 'default', 'schema': {'type': 'int'}, 'default_factory': lambda: 2**70},
+                }
+            },
+        }
+        decoder = decoder_class.build(parameters)
+        assert decoder.decode('{}') is None and decoder.decode('{"n": 1}') == {'n': 1}
 
 
 # ------------------------------------------------------------------------------------------ fuzz

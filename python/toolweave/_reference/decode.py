@@ -29,7 +29,8 @@ The subset, with the pydantic-core rule each node follows (files under ``src/val
   names sent; no ``__init__``, post-init, root model or ``allow``); a field's ``validation_alias``
   (a plain ``str``) is its JSON key;
 * ``default`` as a field's schema (``with_default.rs``: an unhashable default is deep-copied per use,
-  a hashable one is returned as it is; ``default_factory`` is called, ``takes_data`` refused);
+  a hashable one is returned as it is; ``default_factory`` is called, ``takes_data`` refused; a model
+  field's factory result is not judged by the numbers rule, as the tool's rule does not judge it);
 * ``definitions`` / ``definition-ref`` (recursive types).
 
 Nesting deeper than :data:`MAX_DEPTH` containers is refused (pydantic's JSON parser has its own
@@ -308,13 +309,19 @@ class _Dict(_Node):
 
 
 class _Default:
-    """A missing field's value (``with_default.rs``): the default (deep-copied if unhashable) or the factory's."""
+    """A missing field's value (``with_default.rs``): the default (deep-copied if unhashable) or the factory's.
 
-    __slots__ = ('copied', 'factory', 'value')
+    A factory's result is ``judged`` by the numbers rule in a typed dict (a tool's parameters), not in a
+    model: the tool's rule judges only the fields the input set, and an unsure answer would hand the call
+    to pydantic, which calls the factory a second time.
+    """
 
-    def __init__(self, node: Mapping[str, Any]) -> None:
+    __slots__ = ('copied', 'factory', 'judged', 'value')
+
+    def __init__(self, node: Mapping[str, Any], judged: bool) -> None:
         self.factory: Callable[[], Any] | None = node.get('default_factory')
         self.value = node.get('default')
+        self.judged = judged
         if self.factory is None:
             if not _numbers_fine(self.value):
                 raise _Unsure('default')
@@ -326,7 +333,7 @@ class _Default:
         if self.factory is None:
             return copy.deepcopy(self.value) if self.copied else self.value
         made = self.factory()
-        if not _numbers_fine(made):
+        if self.judged and not _numbers_fine(made):
             raise _Unsure('default_factory result')
         return made
 
@@ -687,7 +694,7 @@ class _Compiler:
         for name, field in node['fields'].items():
             _keys(field, _FIELD_KEYS | {'required'})
             required = field.get('required', total)
-            fields.append(self.field(name, field, config, bool(required)))
+            fields.append(self.field(name, field, config, bool(required), judged=True))
         return _Members(tuple(fields), _extra(node, config))
 
     def model(self, node: Mapping[str, Any]) -> _Node:
@@ -705,10 +712,12 @@ class _Compiler:
         fields = []
         for name, field in inner['fields'].items():
             _keys(field, _FIELD_KEYS | {'frozen'})
-            fields.append(self.field(name, field, config, True))
+            fields.append(self.field(name, field, config, True, judged=False))
         return _Model(cls, _Members(tuple(fields), _extra(inner, config)))
 
-    def field(self, name: str, field: Mapping[str, Any], config: Mapping[str, Any], required: bool) -> _Field:
+    def field(
+        self, name: str, field: Mapping[str, Any], config: Mapping[str, Any], required: bool, *, judged: bool
+    ) -> _Field:
         key = field.get('validation_alias', name)
         if type(name) is not str or type(key) is not str:
             raise _Unsure('validation_alias')
@@ -719,6 +728,6 @@ class _Compiler:
             if schema.get('on_error', 'raise') != 'raise' or schema.get('validate_default'):
                 raise _Unsure('default')
             if 'default' in schema or 'default_factory' in schema:
-                default = _Default(schema)
+                default = _Default(schema, judged)
             schema = schema['schema']
         return _Field(name, key, self.node(schema, config), required, default)
