@@ -8,12 +8,14 @@ pydantic after calling the factory (which then called it a second time).
 import datetime
 import itertools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pydantic
 import pytest
+from toolweave._core import ArgumentDecoder as RustDecoder
 from toolweave._native import IMPLEMENTATION
+from toolweave._reference.decode import ArgumentDecoder as TwinDecoder
 from toolweave.tools import MethodToolCallback
 
 
@@ -66,3 +68,36 @@ def test_the_decoder_returns_what_a_model_factory_made() -> None:
     assert callback.call('{"t": {"n": 1}}') == repr((1, (0, uuid.UUID(int=7)), ['n']))
     assert callback._decoder is not None  # the decoder was built and used
     assert callback.call('{"t": {"n": 2}}') == repr((2, (1, uuid.UUID(int=7)), ['n']))
+
+
+class _Deferred(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(defer_build=True)
+    x: int
+
+
+class _ReadOnly(Mapping[str, Any]):
+    """A core schema behind a Mapping that is not a dict."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def test_core_and_twin_give_no_plan_for_a_core_schema_that_is_not_a_dict() -> None:
+    deferred = pydantic.TypeAdapter(_Deferred).core_schema  # a MockCoreSchema (a Mapping) until built
+    assert type(deferred) is not dict
+    assert RustDecoder.build(deferred) is None and TwinDecoder.build(deferred) is None
+    plain = {'type': 'typed-dict', 'fields': {'n': {'type': 'typed-dict-field', 'schema': {'type': 'int'}}}}
+    for decoder_class in (RustDecoder, TwinDecoder):
+        assert decoder_class.build(plain).decode('{"n": 1}') == {'n': 1}
+        assert decoder_class.build(_ReadOnly(plain)) is None
+        nested = {**plain, 'fields': {'n': _ReadOnly(plain['fields']['n'])}}
+        assert decoder_class.build(nested) is None

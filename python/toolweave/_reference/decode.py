@@ -497,8 +497,8 @@ def _unhashable(value: Any) -> bool:
 
 
 def _keys(node: Mapping[str, Any], allowed: frozenset[str] | set[str]) -> None:
-    """Refuse a node with a key outside ``allowed`` (and the keys every node may have)."""
-    if not isinstance(node, Mapping) or any(key not in allowed and key not in _COMMON for key in node):
+    """Refuse a node that is not an exact ``dict`` (as the core) or has a key outside ``allowed`` (and the common ones)."""
+    if type(node) is not dict or any(key not in allowed and key not in _COMMON for key in node):
         raise _Unsure(node)
 
 
@@ -523,7 +523,7 @@ def _is_exact_float(value: Any) -> bool:
 def _checked_config(config: Any) -> Mapping[str, Any]:
     if config is None:
         return {}
-    if not isinstance(config, Mapping):
+    if type(config) is not dict:
         raise _Unsure('config')
     for key, value in config.items():
         if key in _CONFIG_DEFAULTS:
@@ -626,6 +626,8 @@ class _Compiler:
             _chain_ends(ref)
 
     def node(self, node: Mapping[str, Any], config: Mapping[str, Any] | None) -> _Node:  # noqa: C901 - one dispatch
+        if type(node) is not dict:  # as the core: a Mapping that is not a dict (deferred MockCoreSchema)
+            raise _Unsure('not a dict')
         kind = node['type']
         if kind == 'str':
             _keys(node, {'min_length', 'max_length'})
