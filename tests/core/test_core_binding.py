@@ -299,4 +299,15 @@ def decoded(decode: Any, text: str) -> tuple[str, Any]:
 def test_raw_schema_decoding_with_int64_equals_validate_then_walk(arguments: dict[str, Any]) -> None:
     """``validate_json(int64=True)`` leaves nothing for the number walk: same values, same errors."""
     text = json.dumps(arguments, allow_nan=True)
-    assert decoded(RAW_TOOL._decode, text) == decoded(checked_then_walked, text)
+    assert decoded(raw_tool_decode, text) == decoded(checked_then_walked, text)
+
+
+def raw_tool_decode(text: str) -> Any:
+    """What the raw-schema tool's call path decodes (``_validate``, its ``ValueError`` to ``_recover``), unwrapped."""
+    assert RAW_TOOL._validate is not None and RAW_TOOL._recover is not None
+    try:
+        return RAW_TOOL._validate(text, int64=True)
+    except ToolArgumentsError:
+        raise
+    except ValueError as exc:
+        return RAW_TOOL._recover(text, exc)
