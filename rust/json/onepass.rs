@@ -313,20 +313,7 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
     /// The closing quote of the string whose content starts at `from`, and whether it holds an
     /// escape; `None` when the text ends first or a control character comes before the quote.
     fn string_end(&self, from: usize) -> Option<(usize, bool)> {
-        let t = self.t;
-        let mut j = from;
-        let mut escaped = false;
-        loop {
-            let k = special(t, j);
-            match t.get(k)? {
-                b'"' => return Some((k, escaped)),
-                b'\\' => {
-                    escaped = true;
-                    j = k + 2;
-                }
-                _ => return None,
-            }
-        }
+        string_end(self.t, from)
     }
 
     fn string_value(&mut self) -> Read<S::Value> {
@@ -363,10 +350,7 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
     fn number(&mut self) -> Read<S::Value> {
         let from = self.i;
         let n = self.t.len();
-        let mut end = from;
-        while end < n && is_number_byte(self.t[end]) {
-            end += 1;
-        }
+        let end = number_end(self.t, from);
         self.i = end;
         if end >= n && self.partial {
             let digits = self.text[from..].trim_end_matches(['+', '-', '.', 'e', 'E']);
@@ -399,6 +383,33 @@ impl<'t, 's, S: Sink> Reader<'t, 's, S> {
             Err(Stop::Invalid)
         }
     }
+}
+
+/// The closing quote of the string whose content starts at `t[from]`, and whether it holds an
+/// escape; `None` when the text ends first or a control character comes before the quote (the
+/// escapes themselves are checked by [`content`]).
+pub(crate) fn string_end(t: &[u8], from: usize) -> Option<(usize, bool)> {
+    let mut j = from;
+    let mut escaped = false;
+    loop {
+        let k = special(t, j);
+        match t.get(k)? {
+            b'"' => return Some((k, escaped)),
+            b'\\' => {
+                escaped = true;
+                j = k + 2;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the number token starting at `t[from]`: the first byte that cannot be part of one
+/// (the token itself is judged by jiter's [`NumberAny::from_bytes`], as [`strict`] judges it).
+pub(crate) fn number_end(t: &[u8], from: usize) -> usize {
+    t.get(from..)
+        .and_then(|rest| rest.iter().position(|&b| !is_number_byte(b)))
+        .map_or(t.len(), |k| from + k)
 }
 
 /// The first byte at or after `from` that is `"`, `\` or a control character; `t.len()` if none.
@@ -445,7 +456,7 @@ fn special_in(word: u64) -> Option<usize> {
 /// The content `text[from..to]` of a string whose bytes were checked for control characters: a
 /// slice of the text without escapes, else decoded into `buf`; `None` on a bad escape or a lone
 /// surrogate.
-fn content<'a>(
+pub(crate) fn content<'a>(
     text: &'a str,
     buf: &'a mut String,
     from: usize,

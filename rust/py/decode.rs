@@ -1,16 +1,23 @@
 //! `ArgumentDecoder`: tool arguments parsed, validated and converted in one step against a plan compiled once
 //! from a pydantic core schema, with exactly the result of pydantic-core's `validate_json` or no answer.
 //!
-//! The text is read by the strict one-pass parser ([`onepass::strict`], as `parse_arguments` reads it). A CHECK
-//! phase then walks the parsed objects against the plan without side effects; only when every value is certain,
-//! a BUILD phase makes the result (enum members, `int` -> `float`, model instances, defaults and factories), as
-//! pydantic-core's validators would. Any doubt (a value pydantic's lax mode might coerce, a repeated key where
-//! pydantic would validate both values, a number outside the numbers rule) gives `None`, and the caller runs
-//! pydantic. The pure-Python twin, with the same decisions, is `toolweave._reference.decode`.
+//! Plans whose result touches nothing but the call's own objects (no `default_factory`, no deep copy running
+//! user code, no model class with `__del__`: `one_pass`) are decoded by a [`Reader`] driven by the plan while
+//! reading the text: each value is read straight into its final object (a str from the parser's string cache,
+//! an int, a float, an enum member, a list, a typed-dict dict in schema order, a model instance), and the first
+//! value the plan is not certain of stops the read. Other plans keep two phases: the text is read by the strict
+//! one-pass parser ([`onepass::strict`], as `parse_arguments` reads it), CHECK walks the parsed objects without
+//! side effects, and only when every value is certain, BUILD makes the result (defaults and factories). Any
+//! doubt (a value pydantic's lax mode might coerce, a repeated key where pydantic would validate both values, a
+//! number outside the numbers rule) gives `None`, and the caller runs pydantic. Both ways decide as the parse
+//! then CHECK: a text is accepted exactly as [`onepass::strict`] accepts it (a repeated key keeps its last
+//! value), values nested as deep. The pure-Python twin, with the same decisions, is
+//! `toolweave._reference.decode`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use jiter::NumberAny;
+use jiter::{NumberAny, NumberInt};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -64,8 +71,6 @@ struct Field {
 struct Fields {
     fields: Vec<Field>,
     extra: Extra,
-    /// Every field's JSON key equals its name.
-    plain: bool,
 }
 
 /// `ge`/`gt`/`le`/`lt` of a number node.
@@ -180,16 +185,24 @@ pub struct ArgumentDecoder {
     /// each pair of the text, the parser keeps the last).
     counts_pairs: bool,
     /// BUILD has no effect beyond this call's own objects (no `default_factory`, deep copies of plain data only,
-    /// no model class with `__del__`): CHECK and BUILD run as one pass, a failure halfway is unseen.
+    /// no model class with `__del__`): the [`Reader`] decodes while reading, a failure halfway is unseen.
     one_pass: bool,
     deepcopy: Py<PyAny>,
     model_type: Py<PyType>,
     enum_type: Py<PyType>,
 }
 
-/// Why BUILD stopped: a value not certain after all (a factory's result breaking the numbers rule), or an error.
+/// Why a value was not given.
 enum Stop {
+    /// Not certain: read to its end (a value pydantic's lax mode might coerce, a missing field, a factory's
+    /// result breaking the numbers rule, ...). A later member with the same key may still replace it.
     Unsure,
+    /// Not certain, and not read: the reader is still at its first byte (a JSON type the node never takes).
+    Mismatch,
+    /// No later text can make the call certain: the text is not strict JSON (or nests deeper than
+    /// `parse_arguments` reads), or the plan counts pairs and a key repeats.
+    Invalid,
+    /// An error raised by a `default_factory` or `copy.deepcopy`, or by Python itself.
     Raised(PyErr),
 }
 
@@ -267,6 +280,27 @@ impl ArgumentDecoder {
         else {
             return Ok(None);
         };
+        if self.counts_pairs && (t.contains("\\u003a") || t.contains("\\u003A")) {
+            return Ok(None);
+        }
+        let built = if self.one_pass {
+            Reader::new(self, py, t).top()
+        } else {
+            self.parsed_then_built(py, t)
+        };
+        match built {
+            Ok(v) => Ok(Some(v)),
+            Err(Stop::Unsure | Stop::Mismatch | Stop::Invalid) => Ok(None),
+            Err(Stop::Raised(e)) => Err(e),
+        }
+    }
+}
+
+impl ArgumentDecoder {
+    /// The decode of plans whose BUILD has effects beyond the call's own objects (a `default_factory`, a deep
+    /// copy running user code, a model class with `__del__`): the whole text parsed, CHECK of every value
+    /// without side effects, and only then BUILD.
+    fn parsed_then_built<'py>(&self, py: Python<'py>, t: &str) -> Built<'py> {
         let mut sink = Pairs {
             values: PyValues::new(py),
             repeated: false,
@@ -275,24 +309,574 @@ impl ArgumentDecoder {
         let repeated = sink.repeated;
         drop(sink);
         let Ok(Top::Object(v)) = parsed else {
-            return Ok(None);
+            return Err(Stop::Invalid);
         };
-        if self.counts_pairs && (repeated || t.contains("\\u003a") || t.contains("\\u003A")) {
-            return Ok(None);
+        if self.counts_pairs && repeated {
+            return Err(Stop::Invalid);
         }
-        let mut steps = 0;
-        let built = if self.one_pass {
-            self.fused(self.root, v, 0, &mut steps)
-        } else if self.check(self.root, &v, 0, &mut steps) {
+        if self.check(self.root, &v, 0, &mut 0) {
             self.build_value(self.root, v)
         } else {
-            return Ok(None);
-        };
-        match built {
-            Ok(v) => Ok(Some(v)),
-            Err(Stop::Unsure) => Ok(None),
-            Err(Stop::Raised(e)) => Err(e),
+            Err(Stop::Unsure)
         }
+    }
+}
+
+/// The decode of a one-pass plan, driven by the plan while reading the text: each value is read straight into
+/// its final object (as [`PyValues`] builds the parsed values, then as BUILD makes the result), and the first
+/// value the plan is not certain of stops the read, unless a later member with the same key may replace it
+/// (plans that do not count pairs keep the last of repeated keys, as the parser does; then the rest of that
+/// object is only checked as strict JSON). Texts are accepted exactly as [`onepass::strict`] accepts them.
+struct Reader<'a, 'py> {
+    dec: &'a ArgumentDecoder,
+    py: Python<'py>,
+    text: &'a str,
+    t: &'a [u8],
+    i: usize,
+    /// Unescaped string content (reused).
+    buf: String,
+    values: PyValues<'py, 'static>,
+    /// The items of the lists being read (one stack for the whole read).
+    items: Vec<Bound<'py, PyAny>>,
+    /// The field values of the typed dicts and models being read (one stack for the whole read).
+    slots: Vec<Option<Bound<'py, PyAny>>>,
+}
+
+impl<'a, 'py> Reader<'a, 'py> {
+    fn new(dec: &'a ArgumentDecoder, py: Python<'py>, text: &'a str) -> Self {
+        Reader {
+            dec,
+            py,
+            text,
+            t: text.as_bytes(),
+            i: 0,
+            buf: String::new(),
+            values: PyValues::new(py),
+            items: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    /// The whole text: one object (the root node), then only whitespace.
+    fn top(mut self) -> Built<'py> {
+        if self.next()? != b'{' {
+            return Err(Stop::Invalid);
+        }
+        let v = self.value(self.dec.root, 0, 0)?;
+        self.ws();
+        if self.i < self.t.len() {
+            return Err(Stop::Invalid);
+        }
+        Ok(v)
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.t.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The next byte that is not whitespace (the reader moves to it); the end of the text is invalid here.
+    fn next(&mut self) -> Result<u8, Stop> {
+        self.ws();
+        self.t.get(self.i).copied().ok_or(Stop::Invalid)
+    }
+
+    /// The string at `self.i` (its opening quote): its content, checked (escapes, surrogates).
+    fn string(&mut self) -> Result<&str, Stop> {
+        let from = self.i + 1;
+        let (end, escaped) = onepass::string_end(self.t, from).ok_or(Stop::Invalid)?;
+        self.i = end + 1;
+        onepass::content(self.text, &mut self.buf, from, end, escaped).ok_or(Stop::Invalid)
+    }
+
+    /// The string at `self.i` as a Python str (from the string cache, as the parser makes it), when its length
+    /// in code points is within `min ..= max`.
+    fn py_string(&mut self, min: usize, max: Option<usize>) -> Built<'py> {
+        let from = self.i + 1;
+        let (end, escaped) = onepass::string_end(self.t, from).ok_or(Stop::Invalid)?;
+        self.i = end + 1;
+        let s =
+            onepass::content(self.text, &mut self.buf, from, end, escaped).ok_or(Stop::Invalid)?;
+        if min > 0 || max.is_some() {
+            let n = s.chars().count();
+            if n < min || max.is_some_and(|m| n > m) {
+                return Err(Stop::Unsure);
+            }
+        }
+        Ok(self.values.string(s))
+    }
+
+    /// A key at `self.i`, then its `:`; the reader is left at the value.
+    fn key(&mut self) -> Result<Cow<'a, str>, Stop> {
+        if self.t.get(self.i) != Some(&b'"') {
+            return Err(Stop::Invalid);
+        }
+        let from = self.i + 1;
+        let (end, escaped) = onepass::string_end(self.t, from).ok_or(Stop::Invalid)?;
+        self.i = end + 1;
+        let key = if escaped {
+            let mut owned = String::new();
+            onepass::content(self.text, &mut owned, from, end, true).ok_or(Stop::Invalid)?;
+            Cow::Owned(owned)
+        } else {
+            Cow::Borrowed(self.text.get(from..end).ok_or(Stop::Invalid)?)
+        };
+        if self.next()? != b':' {
+            return Err(Stop::Invalid);
+        }
+        self.i += 1;
+        self.next()?;
+        Ok(key)
+    }
+
+    /// The number token at `self.i`, as jiter reads it.
+    fn number(&mut self) -> Result<NumberAny, Stop> {
+        let from = self.i;
+        self.i = onepass::number_end(self.t, from);
+        let raw = self.t.get(from..self.i).ok_or(Stop::Invalid)?;
+        NumberAny::from_bytes(raw, false).map_err(|_| Stop::Invalid)
+    }
+
+    /// The literal `word` at `self.i`.
+    fn word(&mut self, word: &[u8]) -> Result<(), Stop> {
+        if self
+            .t
+            .get(self.i..)
+            .is_some_and(|rest| rest.starts_with(word))
+        {
+            self.i += word.len();
+            Ok(())
+        } else {
+            Err(Stop::Invalid)
+        }
+    }
+
+    /// The value at `self.i` against node `node`, at container depth `depth`, `steps` plan nodes down the path
+    /// (CHECK's decisions and BUILD's result).
+    fn value(&mut self, mut node: usize, depth: usize, mut steps: usize) -> Built<'py> {
+        let dec = self.dec;
+        let py = self.py;
+        let b = self.next()?;
+        loop {
+            steps += 1;
+            if steps > MAX_STEPS {
+                return Err(Stop::Mismatch);
+            }
+            let Some(n) = dec.nodes.get(node) else {
+                return Err(Stop::Mismatch);
+            };
+            return match (n, b) {
+                (Node::Ref(j), _) => {
+                    node = *j;
+                    continue;
+                }
+                (Node::Nullable(_) | Node::Null, b'n') => {
+                    self.word(b"null")?;
+                    Ok(py.None().into_bound(py))
+                }
+                (Node::Nullable(j), _) => {
+                    node = *j;
+                    continue;
+                }
+                (Node::Str(min, max), b'"') => self.py_string(*min, *max),
+                (Node::Int(bounds, multiple_of), b'-' | b'0'..=b'9') => match self.number()? {
+                    NumberAny::Int(NumberInt::Int(i)) => {
+                        let n = i128::from(i);
+                        if bounds.hold(n) && multiple_of.is_none_or(|m| n % m == 0) {
+                            self.values
+                                .number(NumberAny::Int(NumberInt::Int(i)))
+                                .ok_or(Stop::Invalid)
+                        } else {
+                            Err(Stop::Unsure)
+                        }
+                    }
+                    _ => Err(Stop::Unsure),
+                },
+                (Node::Float(bounds), b'-' | b'0'..=b'9') => {
+                    #[allow(clippy::cast_precision_loss)]
+                    let f = match self.number()? {
+                        NumberAny::Int(NumberInt::Int(i)) => i as f64,
+                        NumberAny::Float(f) if f.is_finite() => f,
+                        _ => return Err(Stop::Unsure),
+                    };
+                    if bounds.hold(f) {
+                        Ok(PyFloat::new(py, f).into_any())
+                    } else {
+                        Err(Stop::Unsure)
+                    }
+                }
+                (Node::Bool, b't') => {
+                    self.word(b"true")?;
+                    Ok(PyBool::new(py, true).to_owned().into_any())
+                }
+                (Node::Bool, b'f') => {
+                    self.word(b"false")?;
+                    Ok(PyBool::new(py, false).to_owned().into_any())
+                }
+                (Node::Lookup(table), _) => self.lookup(table, b),
+                (Node::Any, _) => self.any(depth),
+                (Node::List(j, min, max), b'[') if depth < MAX_DEPTH => {
+                    let base = self.items(depth, |r| r.value(*j, depth + 1, steps))?;
+                    let n = self.items.len() - base;
+                    if n < *min || max.is_some_and(|m| n > m) {
+                        self.items.truncate(base);
+                        return Err(Stop::Unsure);
+                    }
+                    Ok(PyList::new(py, self.items.drain(base..))?.into_any())
+                }
+                (Node::Dict(j, min, max), b'{') if depth < MAX_DEPTH => {
+                    let d = self.pairs(depth, |r| r.value(*j, depth + 1, steps))?;
+                    let n = d.len();
+                    if n < *min || max.is_some_and(|m| n > m) {
+                        return Err(Stop::Unsure);
+                    }
+                    Ok(d.into_any())
+                }
+                (Node::TypedDict(f), b'{') if depth < MAX_DEPTH => {
+                    Ok(self.fields(f, depth, steps, false)?.0.into_any())
+                }
+                (Node::Model(cls, f), b'{') if depth < MAX_DEPTH => {
+                    let (dict, names) = self.fields(f, depth, steps, true)?;
+                    Ok(model_instance(cls.bind(py), &dict, names)?)
+                }
+                _ => Err(Stop::Mismatch),
+            };
+        }
+    }
+
+    /// The object a `literal` or `enum` table gives for the JSON scalar at `self.i` (first byte `b`).
+    fn lookup(&mut self, table: &'a Table, b: u8) -> Built<'py> {
+        let py = self.py;
+        let found = match b {
+            b'"' => table.strs.get(self.string()?),
+            b'-' | b'0'..=b'9' => match self.number()? {
+                NumberAny::Int(NumberInt::Int(i)) => table.ints.get(&i),
+                _ => None,
+            },
+            b't' => {
+                self.word(b"true")?;
+                table.bools[1].as_ref()
+            }
+            b'f' => {
+                self.word(b"false")?;
+                table.bools[0].as_ref()
+            }
+            b'n' => {
+                self.word(b"null")?;
+                table.none.as_ref()
+            }
+            _ => return Err(Stop::Mismatch),
+        };
+        found.map(|x| x.bind(py).clone()).ok_or(Stop::Unsure)
+    }
+
+    /// Any JSON value, as parsed, when every number in it is an int within 64 bits or a finite float and no
+    /// container in it is [`MAX_DEPTH`] deep.
+    fn any(&mut self, depth: usize) -> Built<'py> {
+        let py = self.py;
+        match self.next()? {
+            b'{' if depth < MAX_DEPTH => Ok(self.pairs(depth, |r| r.any(depth + 1))?.into_any()),
+            b'[' if depth < MAX_DEPTH => {
+                let base = self.items(depth, |r| r.any(depth + 1))?;
+                Ok(PyList::new(py, self.items.drain(base..))?.into_any())
+            }
+            b'"' => self.py_string(0, None),
+            b'-' | b'0'..=b'9' => {
+                let n = self.number()?;
+                let fine = match &n {
+                    NumberAny::Int(NumberInt::Int(_)) => true,
+                    NumberAny::Float(f) => f.is_finite(),
+                    NumberAny::Int(NumberInt::BigInt(_)) => false,
+                };
+                if !fine {
+                    return Err(Stop::Unsure);
+                }
+                self.values.number(n).ok_or(Stop::Invalid)
+            }
+            b't' => {
+                self.word(b"true")?;
+                Ok(self.values.boolean(true))
+            }
+            b'f' => {
+                self.word(b"false")?;
+                Ok(self.values.boolean(false))
+            }
+            b'n' => {
+                self.word(b"null")?;
+                Ok(self.values.null())
+            }
+            _ => Err(Stop::Mismatch),
+        }
+    }
+
+    /// Check the value at `self.i` as strict JSON nested at most `json::MAX_DEPTH` deep (the top object being
+    /// depth 0), building nothing (an ignored extra, or what is left of an object or list once uncertain).
+    fn skip(&mut self, depth: usize) -> Result<(), Stop> {
+        if depth > crate::json::MAX_DEPTH {
+            return Err(Stop::Invalid);
+        }
+        match self.next()? {
+            b'{' => {
+                let mut keys: Vec<String> = Vec::new();
+                self.members(depth, |r, key| {
+                    if r.dec.counts_pairs {
+                        if keys.iter().any(|k| k == key) {
+                            return Err(Stop::Invalid);
+                        }
+                        keys.push(key.to_owned());
+                    }
+                    r.skip(depth + 1)
+                })
+            }
+            b'[' => {
+                self.i += 1;
+                if self.next()? == b']' {
+                    self.i += 1;
+                    return Ok(());
+                }
+                self.skip_items(depth)
+            }
+            b'"' => self.string().map(|_| ()),
+            b'-' | b'0'..=b'9' => self.number().map(|_| ()),
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            _ => Err(Stop::Invalid),
+        }
+    }
+
+    /// Skip the items of a list from `self.i` (an item) to its `]`.
+    fn skip_items(&mut self, depth: usize) -> Result<(), Stop> {
+        loop {
+            self.skip(depth + 1)?;
+            match self.next()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Ok(());
+                }
+                _ => return Err(Stop::Invalid),
+            }
+        }
+    }
+
+    /// The items of the list at `self.i` (its `[`, at container depth `depth`), each read by `item` and pushed
+    /// on [`Self::items`]: the stack length before them. An uncertain item makes the list uncertain; when a
+    /// repeated key may still replace the list, the rest of it is only checked as strict JSON.
+    fn items(
+        &mut self,
+        depth: usize,
+        mut item: impl FnMut(&mut Self) -> Built<'py>,
+    ) -> Result<usize, Stop> {
+        let base = self.items.len();
+        self.i += 1;
+        if self.next()? == b']' {
+            self.i += 1;
+            return Ok(base);
+        }
+        loop {
+            match item(self) {
+                Ok(v) => self.items.push(v),
+                Err(e) => {
+                    self.items.truncate(base);
+                    return Err(self.rest_of_items(e, depth));
+                }
+            }
+            match self.next()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Ok(base);
+                }
+                _ => return Err(Stop::Invalid),
+            }
+        }
+    }
+
+    /// Why a list (at container depth `depth`) is not given when an item failed with `e`: when a repeated key
+    /// may still replace the list, the rest of it is checked as strict JSON and the list is [`Stop::Unsure`].
+    fn rest_of_items(&mut self, e: Stop, depth: usize) -> Stop {
+        if self.dec.counts_pairs || !matches!(e, Stop::Unsure | Stop::Mismatch) {
+            return e;
+        }
+        let rest = (|| {
+            if matches!(e, Stop::Mismatch) {
+                self.skip(depth + 1)?;
+            }
+            match self.next()? {
+                b',' => {
+                    self.i += 1;
+                    self.skip_items(depth)
+                }
+                b']' => {
+                    self.i += 1;
+                    Ok(())
+                }
+                _ => Err(Stop::Invalid),
+            }
+        })();
+        rest.err().unwrap_or(Stop::Unsure)
+    }
+
+    /// The members of the object at `self.i` (its `{`, at container depth `depth`) up to its `}`, each value
+    /// read by `member(reader, key)`. A member that is not certain makes the object uncertain, unless a later
+    /// member with the same key replaces it (plans that do not count pairs; the parser keeps the last value).
+    fn members(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, &str) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        self.i += 1;
+        if self.next()? == b'}' {
+            self.i += 1;
+            return Ok(());
+        }
+        let mut failed: Vec<Cow<'a, str>> = Vec::new();
+        loop {
+            let key = self.key()?;
+            let (items, slots) = (self.items.len(), self.slots.len());
+            match member(self, &key) {
+                Ok(()) => {
+                    if !failed.is_empty() {
+                        failed.retain(|k| *k != key);
+                    }
+                }
+                Err(e @ (Stop::Unsure | Stop::Mismatch)) if !self.dec.counts_pairs => {
+                    self.items.truncate(items);
+                    self.slots.truncate(slots);
+                    if matches!(e, Stop::Mismatch) {
+                        self.skip(depth + 1)?;
+                    }
+                    if !failed.contains(&key) {
+                        failed.push(key);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            match self.next()? {
+                b',' => {
+                    self.i += 1;
+                    self.next()?;
+                }
+                b'}' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(Stop::Invalid),
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(Stop::Unsure)
+        }
+    }
+
+    /// The pairs of the object at `self.i` (its `{`) in a new dict, each value read by `read`, as the parser's
+    /// dict holds them (keys from the string cache; a repeated key keeps its first place and its last value).
+    fn pairs(
+        &mut self,
+        depth: usize,
+        mut read: impl FnMut(&mut Self) -> Built<'py>,
+    ) -> Result<Bound<'py, PyDict>, Stop> {
+        let mut d = self.values.object();
+        self.members(depth, |r, key| {
+            let v = read(r);
+            r.put(&mut d, key, v)
+        })?;
+        Ok(d)
+    }
+
+    /// `d[key] = v` as the parser's dict; a value not certain still takes the key's place (a later member
+    /// with that key may replace it); a repeated key when the plan counts pairs is [`Stop::Invalid`].
+    fn put(&mut self, d: &mut Bound<'py, PyDict>, key: &str, v: Built<'py>) -> Result<(), Stop> {
+        let counts = self.dec.counts_pairs;
+        match v {
+            Ok(v) => {
+                let before = d.len();
+                self.values.insert(d, key, v);
+                if counts && d.len() == before {
+                    Err(Stop::Invalid)
+                } else {
+                    Ok(())
+                }
+            }
+            Err(e @ (Stop::Unsure | Stop::Mismatch)) => {
+                if !counts {
+                    let none = self.values.null();
+                    self.values.insert(d, key, none);
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The output dict of the typed dict or model `f` at `self.i` (its `{`, at container depth `depth`) and,
+    /// for a model, the set of the field names given ([`ArgumentDecoder::fill_fields`]); extras kept after
+    /// the fields (`Extra::Allow`), checked as strict JSON (`Extra::Ignore`) or refused (`Extra::Forbid`).
+    fn fields(
+        &mut self,
+        f: &'a Fields,
+        depth: usize,
+        steps: usize,
+        model: bool,
+    ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
+        let dec = self.dec;
+        let counts = dec.counts_pairs;
+        let base = self.slots.len();
+        self.slots.resize_with(base + f.fields.len(), || None);
+        let mut next = 0;
+        let mut extras: Option<Bound<'py, PyDict>> = None;
+        let mut ignored: Vec<String> = Vec::new();
+        let read = self.members(depth, |r, key| match f.field_of(key, next) {
+            Some(j) => {
+                next = j + 1;
+                let field = f.fields.get(j).ok_or(Stop::Mismatch)?;
+                if counts && r.slots.get(base + j).is_some_and(Option::is_some) {
+                    return Err(Stop::Invalid);
+                }
+                let v = r.value(field.node, depth + 1, steps)?;
+                let slot = r.slots.get_mut(base + j).ok_or(Stop::Mismatch)?;
+                *slot = Some(v);
+                Ok(())
+            }
+            None => match f.extra {
+                Extra::Forbid => Err(Stop::Mismatch),
+                Extra::Ignore => {
+                    if counts {
+                        if ignored.iter().any(|k| k == key) {
+                            return Err(Stop::Invalid);
+                        }
+                        ignored.push(key.to_owned());
+                    }
+                    r.skip(depth + 1)
+                }
+                Extra::Allow => {
+                    let v = r.any(depth + 1);
+                    let d = extras.get_or_insert_with(|| r.values.object());
+                    r.put(d, key, v)
+                }
+            },
+        });
+        let missing = read.is_ok()
+            && f.fields.iter().enumerate().any(|(j, field)| {
+                field.required
+                    && matches!(field.default, Default::Absent)
+                    && self.slots.get(base + j).is_none_or(Option::is_none)
+            });
+        if read.is_err() || missing {
+            self.slots.truncate(base);
+            return Err(read.err().unwrap_or(Stop::Unsure));
+        }
+        let (out, names) = dec.fill_fields(self.py, f, self.slots.drain(base..), model)?;
+        if let Some(extras) = extras {
+            for (k, v) in extras.iter() {
+                out.set_item(k, v)?;
+            }
+        }
+        Ok((out, names))
     }
 }
 
@@ -620,7 +1204,7 @@ impl ArgumentDecoder {
         let mut seen = Seen::new(f.fields.len());
         let mut next = 0;
         for (k, item) in d.iter() {
-            match f.field_of(&k, next) {
+            match key_text(&k).and_then(|k| f.field_of(k, next)) {
                 Some(j) => {
                     seen.set(j);
                     next = j + 1;
@@ -642,201 +1226,6 @@ impl ArgumentDecoder {
         f.fields.iter().enumerate().all(|(j, field)| {
             seen.has(j) || !field.required || !matches!(field.default, Default::Absent)
         })
-    }
-
-    /// CHECK and BUILD of `v` against node `i` in one pass (plans where BUILD only touches this call's objects):
-    /// the same decisions and results as [`Self::check`] then [`Self::build_value`].
-    fn fused<'py>(
-        &self,
-        i: usize,
-        v: Bound<'py, PyAny>,
-        depth: usize,
-        steps: &mut usize,
-    ) -> Built<'py> {
-        if self.same.get(i).copied().unwrap_or(false) {
-            return if self.check(i, &v, depth, steps) {
-                Ok(v)
-            } else {
-                Err(Stop::Unsure)
-            };
-        }
-        *steps += 1;
-        if *steps > MAX_STEPS {
-            return Err(Stop::Unsure);
-        }
-        let py = v.py();
-        let Some(node) = self.nodes.get(i) else {
-            return Err(Stop::Unsure);
-        };
-        match node {
-            Node::Float(bounds) => match number_f64(&v) {
-                Some(f) if bounds.hold(f) => Ok(if v.is_exact_instance_of::<PyFloat>() {
-                    v
-                } else {
-                    PyFloat::new(py, f).into_any()
-                }),
-                _ => Err(Stop::Unsure),
-            },
-            Node::Nullable(_) if v.is_none() => Ok(v),
-            Node::Nullable(j) | Node::Ref(j) => self.fused_child(*j, v, depth, steps),
-            Node::Lookup(t) => t.find(&v).map(|x| x.bind(py).clone()).ok_or(Stop::Unsure),
-            Node::List(j, min, max) => {
-                let Ok(l) = v.cast_exact::<PyList>() else {
-                    return Err(Stop::Unsure);
-                };
-                if depth >= MAX_DEPTH || !size_fits(&v, *min, *max) {
-                    return Err(Stop::Unsure);
-                }
-                for (at, item) in l.iter().enumerate() {
-                    let built = self.fused_child(*j, item.clone(), depth + 1, steps)?;
-                    if !built.is(&item) {
-                        l.set_item(at, built)?;
-                    }
-                }
-                Ok(v)
-            }
-            Node::Dict(j, min, max) => {
-                let Ok(d) = v.cast_exact::<PyDict>() else {
-                    return Err(Stop::Unsure);
-                };
-                if depth >= MAX_DEPTH || !size_fits(&v, *min, *max) {
-                    return Err(Stop::Unsure);
-                }
-                let items: Vec<_> = d.iter().collect();
-                for (k, item) in items {
-                    let built = self.fused_child(*j, item.clone(), depth + 1, steps)?;
-                    if !built.is(&item) {
-                        d.set_item(k, built)?;
-                    }
-                }
-                Ok(v)
-            }
-            Node::TypedDict(f) => Ok(self.fused_fields(f, &v, depth, steps, false)?.0.into_any()),
-            Node::Model(cls, f) => {
-                let (dict, names) = self.fused_fields(f, &v, depth, steps, true)?;
-                Ok(model_instance(cls.bind(py), &dict, names)?)
-            }
-            _ => {
-                if self.check(i, &v, depth, steps) {
-                    Ok(v)
-                } else {
-                    Err(Stop::Unsure)
-                }
-            }
-        }
-    }
-
-    /// [`Self::fused`] one level down, with the path's step count restored afterwards.
-    fn fused_child<'py>(
-        &self,
-        i: usize,
-        v: Bound<'py, PyAny>,
-        depth: usize,
-        steps: &mut usize,
-    ) -> Built<'py> {
-        let before = *steps;
-        let built = self.fused(i, v, depth, steps);
-        *steps = before;
-        built
-    }
-
-    /// [`Self::check_fields`] and [`Self::build_fields`] in one pass.
-    fn fused_fields<'py>(
-        &self,
-        f: &Fields,
-        v: &Bound<'py, PyAny>,
-        depth: usize,
-        steps: &mut usize,
-        model: bool,
-    ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
-        let py = v.py();
-        let Ok(d) = v.cast_exact::<PyDict>() else {
-            return Err(Stop::Unsure);
-        };
-        if depth >= MAX_DEPTH {
-            return Err(Stop::Unsure);
-        }
-        let missing = |seen: &Seen| {
-            f.fields.iter().enumerate().any(|(j, field)| {
-                !seen.has(j) && field.required && matches!(field.default, Default::Absent)
-            })
-        };
-        let mut seen = Seen::new(f.fields.len());
-        if f.plain {
-            let names = if model { Some(PySet::empty(py)?) } else { None };
-            let mut next = 0;
-            let mut in_order = true;
-            for (k, item) in d.iter() {
-                let Some(j) = f.next_field(&k, &mut next) else {
-                    in_order = false;
-                    break;
-                };
-                let field = &f.fields[j];
-                let built = self.fused_child(field.node, item.clone(), depth + 1, steps)?;
-                if !built.is(&item) {
-                    d.set_item(&k, built)?;
-                }
-                if let Some(names) = &names {
-                    names.add(field.name.bind(py))?;
-                }
-                seen.set(j);
-            }
-            if in_order {
-                if missing(&seen) {
-                    return Err(Stop::Unsure);
-                }
-                for (j, field) in f.fields.iter().enumerate() {
-                    if !seen.has(j) {
-                        self.fill(field, d)?;
-                    }
-                }
-                return Ok((d.clone(), names));
-            }
-        }
-        let names = if model { Some(PySet::empty(py)?) } else { None };
-        let out = PyDict::new(py);
-        let mut found = 0;
-        for (j, field) in f.fields.iter().enumerate() {
-            let name = field.name.bind(py);
-            match d.get_item(field.key.bind(py))? {
-                Some(item) => {
-                    found += 1;
-                    let built = if seen.has(j) {
-                        item
-                    } else {
-                        self.fused_child(field.node, item, depth + 1, steps)?
-                    };
-                    seen.set(j);
-                    out.set_item(name, built)?;
-                    if let Some(names) = &names {
-                        names.add(name)?;
-                    }
-                }
-                None => {
-                    if field.required && matches!(field.default, Default::Absent) {
-                        return Err(Stop::Unsure);
-                    }
-                    self.fill(field, &out)?;
-                }
-            }
-        }
-        if found != d.len() {
-            match f.extra {
-                Extra::Forbid => return Err(Stop::Unsure),
-                Extra::Ignore => {}
-                Extra::Allow => {
-                    for (k, item) in d.iter() {
-                        if f.field_of(&k, 0).is_none() {
-                            if !json_numbers_fine(&item, depth + 1) {
-                                return Err(Stop::Unsure);
-                            }
-                            out.set_item(k, item)?;
-                        }
-                    }
-                }
-            }
-        }
-        Ok((out, names))
     }
 
     /// BUILD: the validated value of `v` (already checked against node `i`). Lists and dicts of the parse are
@@ -892,73 +1281,53 @@ impl ArgumentDecoder {
 
     /// The output dict of a typed dict or model (fields in schema order, defaults filled, then with
     /// `Extra::Allow` the extras in input order) and, for a model, the set of the field names given, as
-    /// pydantic-core's `typed_dict.rs` / `model_fields.rs` make them. The parsed dict itself is filled when its keys
-    /// already are the given fields in schema order with no default to fill before a given field.
+    /// pydantic-core's `typed_dict.rs` / `model_fields.rs` make them.
     fn build_fields<'py>(
         &self,
         f: &Fields,
         v: &Bound<'py, PyAny>,
         model: bool,
     ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
-        let py = v.py();
         let d = v.cast_exact::<PyDict>().map_err(PyErr::from)?;
-        let mut seen = Seen::new(f.fields.len());
-        if f.plain {
-            // Fill the parsed dict itself while its keys are fields in schema order (the usual case); at the
-            // first key that is not, the fields built so far (`seen`) are kept and a new dict is made.
-            let names = if model { Some(PySet::empty(py)?) } else { None };
-            let mut next = 0;
-            let mut in_order = true;
+        let mut given = Vec::with_capacity(f.fields.len());
+        for field in &f.fields {
+            given.push(match d.get_item(field.key.bind(v.py()))? {
+                Some(item) => Some(self.build_value(field.node, item)?),
+                None => None,
+            });
+        }
+        let (out, names) = self.fill_fields(v.py(), f, given, model)?;
+        if f.extra == Extra::Allow && out.len() < d.len() {
             for (k, item) in d.iter() {
-                let Some(j) = f.next_field(&k, &mut next) else {
-                    in_order = false;
-                    break;
-                };
-                let field = &f.fields[j];
-                let built = self.build_value(field.node, item.clone())?;
-                if !built.is(&item) {
-                    d.set_item(&k, built)?;
+                if key_text(&k).and_then(|k| f.field_of(k, 0)).is_none() {
+                    out.set_item(k, item)?;
                 }
-                if let Some(names) = &names {
-                    names.add(field.name.bind(py))?;
-                }
-                seen.set(j);
-            }
-            if in_order {
-                for (j, field) in f.fields.iter().enumerate() {
-                    if !seen.has(j) {
-                        self.fill(field, d)?;
-                    }
-                }
-                return Ok((d.clone(), names));
             }
         }
-        let names = if model { Some(PySet::empty(py)?) } else { None };
+        Ok((out, names))
+    }
+
+    /// The output dict of a typed dict or model from the value `given` for each field (schema order), the
+    /// missing ones filled ([`Self::fill`]), and for a model the set of the names given.
+    fn fill_fields<'py>(
+        &self,
+        py: Python<'py>,
+        f: &Fields,
+        given: impl IntoIterator<Item = Option<Bound<'py, PyAny>>>,
+        model: bool,
+    ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
         let out = PyDict::new(py);
-        let mut found = 0;
-        for (j, field) in f.fields.iter().enumerate() {
+        let names = if model { Some(PySet::empty(py)?) } else { None };
+        for (field, value) in f.fields.iter().zip(given) {
             let name = field.name.bind(py);
-            match d.get_item(field.key.bind(py))? {
-                Some(item) => {
-                    found += 1;
-                    let built = if seen.has(j) {
-                        item
-                    } else {
-                        self.build_value(field.node, item)?
-                    };
-                    out.set_item(name, built)?;
+            match value {
+                Some(value) => {
+                    out.set_item(name, value)?;
                     if let Some(names) = &names {
                         names.add(name)?;
                     }
                 }
                 None => self.fill(field, &out)?,
-            }
-        }
-        if f.extra == Extra::Allow && found != d.len() {
-            for (k, item) in d.iter() {
-                if f.field_of(&k, 0).is_none() {
-                    out.set_item(k, item)?;
-                }
             }
         }
         Ok((out, names))
@@ -1026,29 +1395,17 @@ impl Seen {
 impl Fields {
     /// The index of the field read from JSON key `k`, looked for from `next` on first (keys usually come in
     /// schema order).
-    fn field_of(&self, k: &Bound<'_, PyAny>, next: usize) -> Option<usize> {
-        let k = k.cast_exact::<PyString>().ok()?.to_str().ok()?;
+    fn field_of(&self, k: &str, next: usize) -> Option<usize> {
         let n = self.fields.len();
         (next..n)
             .chain(0..next.min(n))
-            .find(|&j| &*self.fields[j].key_str == k)
+            .find(|&j| self.fields.get(j).is_some_and(|f| &*f.key_str == k))
     }
+}
 
-    /// The field of JSON key `k` among the fields from `*next` on (then `*next` is past it), when no field
-    /// skipped on the way has a default to fill (it would come before `k`'s field in pydantic's output).
-    fn next_field(&self, k: &Bound<'_, PyAny>, next: &mut usize) -> Option<usize> {
-        let k = k.cast_exact::<PyString>().ok()?.to_str().ok()?;
-        for (j, field) in self.fields.iter().enumerate().skip(*next) {
-            if &*field.key_str == k {
-                *next = j + 1;
-                return Some(j);
-            }
-            if !matches!(field.default, Default::Absent) {
-                return None;
-            }
-        }
-        None
-    }
+/// A parsed key's text (a str without lone surrogates).
+fn key_text<'a>(k: &'a Bound<'_, PyAny>) -> Option<&'a str> {
+    k.cast_exact::<PyString>().ok()?.to_str().ok()
 }
 
 /// Compiles core schema dicts into [`Node`]s (the rules of the twin's `_Compiler`).
@@ -1633,12 +1990,7 @@ fn fields_of(py: Python<'_>, fields: Vec<Field>, extra: Extra) -> Option<Fields>
     if keys.len() != fields.len() {
         return None;
     }
-    let plain = fields.iter().all(|f| f.key.bind(py).is(f.name.bind(py)));
-    Some(Fields {
-        fields,
-        extra,
-        plain,
-    })
+    Some(Fields { fields, extra })
 }
 
 /// `enum` members by value, as enum_.rs with `sub_type` 'str' or 'int' (that JSON type only; the last member

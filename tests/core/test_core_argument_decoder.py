@@ -647,3 +647,254 @@ def test_defaults_land_where_pydantic_puts_them() -> None:
         got = decoder.decode(text)
         assert_same(got, adapter.validate_json(text))
         assert list(got.__dict__) == ['a', 'b', 'c', 'd']
+
+
+# ------------------------------------------------------------------------------------------ the text-driven read
+# Plans without factories are decoded while the text is read (each value straight into its final object, the first
+# uncertain value stops the read); these pin that it decides exactly as the parse-then-check twin.
+
+
+class Point(pydantic.BaseModel):
+    x: int
+    y: float = 0.0
+    tags: list[str] = []
+
+
+class Points(TypedDict):
+    """No validated dict values: a repeated key keeps its last value (pairs are not counted)."""
+
+    points: list[Point]
+    anything: Any
+    shade: Optional[Shade]
+
+
+class Counted(TypedDict):
+    """A ``dict[str, int]``: pydantic validates every pair, so any repeated key answers None."""
+
+    points: list[Point]
+    counts: dict[str, int]
+
+
+class Kept(TypedDict):
+    __pydantic_config__ = pydantic.ConfigDict(extra='allow')  # type: ignore[misc]
+    a: int
+
+
+PLANS = {tp.__name__: tp for tp in (Point, Points, Counted, Kept)}
+
+
+def _decoders(tp: Any) -> tuple[Any, Any, pydantic.TypeAdapter[Any]]:
+    adapter = _adapter(tp)
+    rust, twin = RustDecoder.build(adapter.core_schema), TwinDecoder.build(adapter.core_schema)
+    assert rust is not None and twin is not None
+    return rust, twin, adapter
+
+
+def _agree(tp: Any, text: str) -> Any:
+    """Rust's answer, asserted to be the twin's, and pydantic's when not None."""
+    rust, twin, adapter = _decoders(tp)
+    got, want = rust.decode(text), twin.decode(text)
+    assert (got is None) == (want is None), text
+    if got is not None:
+        assert_same(got, want)
+        assert_same(got, adapter.validate_json(text))
+    return got
+
+
+SPLICE = '{}[]",:\\ 0123456789-+.eEtrufalsnxu'
+
+
+@SETTINGS
+@given(case=schemas_and_texts(), at=st.integers(0, 10**6), edit=st.sampled_from(['cut', 'drop', 'put', 'twice']))
+def test_every_cut_and_splice_answers_as_the_twin(case: tuple[dict[str, Any], str], at: int, edit: str) -> None:
+    schema, text = case
+    rust, twin = RustDecoder.build(schema), TwinDecoder.build(schema)
+    if rust is None or twin is None:
+        return
+    i = at % (len(text) + 1)
+    if edit == 'cut':
+        text = text[:i]
+    elif edit == 'drop':
+        text = text[:i] + text[i + 1 :]
+    elif edit == 'put':
+        text = text[:i] + SPLICE[at % len(SPLICE)] + text[i:]
+    else:  # a stretch of the text repeated: repeated keys, members and items at any level
+        j = (at // 7) % (len(text) + 1)
+        text = text[: max(i, j)] + text[min(i, j) : max(i, j)] + text[max(i, j) :]
+    got, want = rust.decode(text), twin.decode(text)
+    assert (got is None) == (want is None), text
+    if got is not None:
+        assert_same(got, want)
+        accepted, value = _pydantic(schema, text)
+        if accepted is not None:
+            assert accepted, text
+            assert_same(got, value)
+
+
+@pytest.mark.parametrize('name', ['Points', 'Counted'])
+def test_every_prefix_and_every_byte_dropped_answers_as_the_twin(name: str) -> None:
+    tp = PLANS[name]
+    value: dict[str, Any] = {'points': [{'x': 1, 'tags': ['a', 'é\n']}, {'y': 2.5, 'x': -3}]}
+    value.update({'anything': {'k': [1, None, True]}, 'shade': 'dark'} if name == 'Points' else {'counts': {'a': 1}})
+    text = json.dumps(value)
+    assert _agree(tp, text) is not None
+    for i in range(len(text)):
+        _agree(tp, text[:i])
+        _agree(tp, text[:i] + text[i + 1 :])
+
+
+LAST = '"shade": "dark"}'
+
+
+@pytest.mark.parametrize(
+    ('text', 'want'),
+    [
+        # pairs not counted: the last of repeated keys is taken, at every level, whatever the earlier value was
+        ('{"points": [], "anything": 1, "shade": null, "points": [{"x": 1}]}', 'decoded'),
+        ('{"points": [{"x": "one", "x": 1}], "anything": 1, "shade": null}', 'decoded'),
+        (
+            '{"points": [{"x": 99999999999999999999, "x": 1, "y": 1e999, "y": 2}], "anything": 1, "shade": "x", '
+            + LAST,
+            'decoded',
+        ),
+        ('{"points": {"bad": 1}, "anything": {"a": 1e999, "b": [1], "a": 2}, "shade": null, "points": []}', 'decoded'),
+        ('{"points": [{"x": 1, "x": "one"}], "anything": 1, "shade": null}', None),
+        ('{"points": [], "anything": 1, "shade": null, "points": [{"x": true}]}', None),
+        ('{"points": [{"x": 1, "zz": [1, 2**3]}], "anything": 1, "shade": null}', None),  # not JSON in an extra
+        ('{"points": [{"x": 1, "zz": 1, "zz": 2}], "anything": 1, "shade": null}', 'decoded'),
+    ],
+)
+def test_repeated_keys_keep_the_last_value_as_the_parse_does(text: str, want: str | None) -> None:
+    got = _agree(Points, text)
+    assert (got is None) == (want is None)
+
+
+@pytest.mark.parametrize(
+    'text',
+    [
+        '{"points": [], "counts": {"a": 1, "a": 1}}',
+        '{"points": [{"x": 1, "x": 1}], "counts": {}}',
+        '{"points": [{"x": 1, "zz": {"q": 1, "q": 1}}], "counts": {}}',  # even inside an ignored extra
+        '{"points": [], "points": [], "counts": {}}',
+        '{"points": [], "counts": {"a\\u003a": 1}}',  # an escaped colon: the twin does not decide it
+    ],
+)
+def test_a_plan_counting_pairs_refuses_any_repeated_key(text: str) -> None:
+    assert _agree(Counted, text) is None
+    assert _agree(Counted, '{"points": [{"x": 1, "zz": {"q": 1}}], "counts": {"a": 1, "b": 2}}') is not None
+
+
+def test_allowed_extras_keep_their_first_place_and_last_value() -> None:
+    got = _agree(Kept, '{"b": 1e999, "a": 1, "c": [1], "b": {"k": null}}')
+    assert got == {'a': 1, 'b': {'k': None}, 'c': [1]} and list(got) == ['a', 'b', 'c']
+    assert _agree(Kept, '{"b": 1, "a": 1, "b": 1e999}') is None
+
+
+@pytest.mark.parametrize('depth', [98, 99, 100, 101])
+def test_nesting_stops_at_the_twins_depth(depth: int) -> None:
+    """Containers of the plan nest below depth 100; an ignored extra up to the parser's 200."""
+    nested = '[' * depth + ']' * depth
+    got = _agree(Points, '{"points": [], "anything": ' + nested + ', "shade": null}')
+    assert (got is None) == (depth > 99)
+    deep = '[' * (depth + 99) + '1' + ']' * (depth + 99)  # its 1 at depth 3 + depth + 99 (at most 200)
+    got = _agree(Points, '{"points": [{"x": 1, "zz": ' + deep + '}], "anything": 0, "shade": null}')
+    assert (got is None) == (depth > 98)
+
+
+def test_keys_with_escapes_are_their_text() -> None:
+    got = _agree(Point, '{"\\u0078": 1, "\\u0074ags": ["\\ud83d\\ude00", "\\u0000"], "\\"y\\"": 1e999}')
+    assert got.x == 1 and got.tags == ['\U0001f600', '\x00']
+    assert _agree(Point, '{"x": 1, "\\ud800": 1}') is None  # a lone surrogate: not strict JSON, even in a key
+    assert _agree(Point, '{"x": 1, "tags": ["\\udc00"]}') is None
+    assert _agree(Point, '{"x": 1, "zz": "\\ud800"}') is None  # also in an ignored extra
+    assert _agree(Point, '{"x": 1, "tags": ["\ud800"]}') is None  # a Python str with a lone surrogate
+    assert _agree(Point, '{"x": 1, "\\u003a": 1}') is not None  # pairs not counted: an escaped colon is fine
+
+
+@pytest.mark.parametrize(
+    ('field', 'number', 'decoded'),
+    [
+        ('x', str(2**63 - 1), True),
+        ('x', str(2**63), False),
+        ('x', str(-(2**63)), True),
+        ('x', '1e2', False),
+        ('y', '1e308', True),
+        ('y', '1e309', False),
+        ('y', str(2**64), False),
+        ('y', '-0.0', True),
+        ('zz', '1e999', True),  # ignored
+        ('zz', '1' * 1000, True),
+        ('zz', '01', False),  # not JSON
+    ],
+)
+def test_huge_numbers_as_the_twin(field: str, number: str, decoded: bool) -> None:
+    text = f'{{"x": 1, "{field}": {number}}}' if field != 'x' else f'{{"x": {number}}}'
+    assert (_agree(Point, text) is not None) == decoded
+
+
+def test_non_str_input_gives_none() -> None:
+    rust, twin, _ = _decoders(Points)
+
+    class Text(str):
+        pass
+
+    for value in (b'{}', bytearray(b'{}'), None, 7, Text('{"points": [], "anything": 1, "shade": null}')):
+        assert rust.decode(value) is None and twin.decode(value) is None
+
+
+MADE: list[int] = []
+
+
+class Stamped(pydantic.BaseModel):
+    n: int
+    stamp: list[int] = pydantic.Field(default_factory=lambda: MADE.append(1) or [len(MADE)])
+
+
+class Stamps(TypedDict):
+    one: Stamped
+    many: list[Stamped]
+    counts: dict[str, int]
+
+
+def test_an_unsure_input_calls_no_factory() -> None:
+    made = MADE
+    made.clear()
+    rust, twin, _ = _decoders(Stamps)
+    good = '{"one": {"n": 1}, "many": [{"n": 2}, {"n": 3, "stamp": [0]}], "counts": {}}'
+    for bad in (
+        good.replace('"n": 3', '"n": "3"'),
+        good[:-2],
+        good.replace('{}', '{"a": 1, "a": 1}'),
+        good.replace('"n": 2', '"n": 2, "n": 2'),
+        good.replace('{}', '{"a": 1e999}'),
+        good + ' x',
+    ):
+        for decoder in (rust, twin):
+            assert decoder.decode(bad) is None, bad
+    assert made == []
+    got = rust.decode(good)
+    assert got['one'].stamp == [1] and got['many'][0].stamp == [2] and made == [1, 1]
+
+
+@pytest.mark.parametrize('name', ['Points', 'Counted'])
+def test_an_invalid_value_at_the_start_stops_the_read(name: str) -> None:
+    """Nothing is built for the rest of a text once a value is certainly wrong (Python allocations traced)."""
+    import tracemalloc
+
+    rust, _, _ = _decoders(PLANS[name])
+    items = ', '.join(f'{{"x": {i}, "y": 1.5, "tags": ["a", "b"]}}' for i in range(3000))
+    tail = ', "anything": 1, "shade": null}' if name == 'Points' else ', "counts": {}}'
+
+    def peak(text: str) -> tuple[Any, int]:
+        tracemalloc.start()
+        try:
+            got = rust.decode(text)
+            return got, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    valid, valid_peak = peak('{"points": [' + items + ']' + tail)
+    assert valid is not None and len(valid['points']) == 3000
+    invalid, invalid_peak = peak('{"points": [{"x": "one"}, ' + items + ']' + tail)
+    assert invalid is None
+    assert invalid_peak * 50 < valid_peak, (invalid_peak, valid_peak)
