@@ -76,37 +76,81 @@ fn words(s: &[u8]) -> (u64, u64) {
 }
 
 impl StrCache {
-    fn get<'py>(&mut self, py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+    /// The slot of `b` (2 to 63 bytes), its hash and words.
+    fn slot(&mut self, b: &[u8]) -> (&mut Option<Cached>, u64, (u64, u64)) {
         if self.0.is_empty() {
             self.0.resize_with(CACHE_SLOTS, || None);
         }
-        let b = s.as_bytes();
         let n = b.len();
         let (lo, hi) = words(b);
         let h = (lo ^ (n as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ hi.wrapping_mul(0x517C_C1B7_2722_0A95);
         // The high bits: a product's low bits depend only on its inputs' low bits.
         let slot = &mut self.0[usize::try_from(h >> (64 - CACHE_BITS)).unwrap_or(0)];
+        (slot, h, (lo, hi))
+    }
+
+    fn get<'py>(&mut self, py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+        let b = s.as_bytes();
+        let (slot, h, words) = self.slot(b);
         if let Some(c) = slot {
             if c.hash == h
-                && c.len == n
-                && c.words == (lo, hi)
-                && (n <= 16 || c.bytes.get(..n) == Some(b))
+                && c.len == b.len()
+                && c.words == words
+                && (b.len() <= 16 || c.bytes.get(..b.len()) == Some(b))
             {
                 return c.string.bind(py).clone();
             }
         }
         let string = PyString::new(py, s);
-        let mut bytes = [0; 64];
-        bytes[..n].copy_from_slice(b);
-        *slot = Some(Cached {
-            hash: h,
-            words: (lo, hi),
-            len: n,
-            bytes,
-            string: string.clone().unbind(),
-        });
+        *slot = Some(Cached::new(h, words, b, string.clone().unbind()));
         string
+    }
+
+    /// `string` (whose text is `s`, 2 to 63 bytes) in its slot, replacing what was there.
+    fn put(&mut self, s: &str, string: Py<PyString>) {
+        let b = s.as_bytes();
+        let (slot, h, words) = self.slot(b);
+        *slot = Some(Cached::new(h, words, b, string));
+    }
+}
+
+impl Cached {
+    fn new(hash: u64, words: (u64, u64), b: &[u8], string: Py<PyString>) -> Self {
+        let mut bytes = [0; 64];
+        bytes[..b.len()].copy_from_slice(b);
+        Cached {
+            hash,
+            words,
+            len: b.len(),
+            bytes,
+            string,
+        }
+    }
+}
+
+/// Whether the string cache keeps strings of text `s` (2 to 63 bytes).
+pub(crate) fn cached_len(s: &str) -> bool {
+    (2..64).contains(&s.len())
+}
+
+/// Puts `strings` (each with its text; those of 2 to 63 bytes) in the string cache, so the next parses
+/// hand out these very objects for their text until another string takes a slot: the accept plan
+/// finds a dict member by its key's identity this way. Nothing happens while another parse holds the
+/// cache. Only which equal `str` object a parse returns changes, never its value.
+pub(crate) fn seed_str_cache<'a>(
+    py: Python<'_>,
+    strings: impl IntoIterator<Item = (&'a str, &'a Py<PyString>)>,
+) {
+    let mut cache = match STR_CACHE.try_lock() {
+        Ok(cache) => cache,
+        Err(TryLockError::Poisoned(cache)) => cache.into_inner(),
+        Err(TryLockError::WouldBlock) => return,
+    };
+    for (s, string) in strings {
+        if cached_len(s) {
+            cache.put(s, string.clone_ref(py));
+        }
     }
 }
 
@@ -125,7 +169,7 @@ impl<'py> PyValues<'py, 'static> {
 
     fn str(&mut self, s: &str) -> Bound<'py, PyString> {
         match &mut self.1 {
-            Some(cache) if (2..64).contains(&s.len()) => cache.get(self.0, s),
+            Some(cache) if cached_len(s) => cache.get(self.0, s),
             _ => PyString::new(self.0, s),
         }
     }

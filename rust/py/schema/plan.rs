@@ -17,12 +17,14 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde_json::{Map, Value};
 
 use super::objects::plain;
+use crate::py::json;
 
 /// What the plan knows about an instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +77,8 @@ enum Num {
 /// integers beyond `i64`).
 #[derive(Debug)]
 enum Scalar {
-    Str(Box<str>),
+    /// The text and the same as an interned `str` (an instance that is this very object is equal).
+    Str(Box<str>, Py<PyString>),
     Bool(bool),
     Null,
     Num(Num),
@@ -240,11 +243,16 @@ const DRAFT_2020_12: [&str; 2] = [
     "https://json-schema.org/draft/2020-12/schema#",
 ];
 
+/// Checks between two seedings of the parser's string cache with a plan's strings.
+const RESEED_EVERY: u32 = 64;
+
 /// A compiled accept plan of one schema.
 #[derive(Debug)]
 pub(crate) struct Plan {
     nodes: Vec<Node>,
     root: usize,
+    /// Checks made (for [`RESEED_EVERY`]).
+    checks: AtomicU32,
 }
 
 impl Plan {
@@ -279,14 +287,39 @@ impl Plan {
         let mut plan = Plan {
             nodes: compiler.nodes,
             root: 0,
+            checks: AtomicU32::new(0),
         };
         plan.settle_aliases();
         plan.settle_coverage();
+        plan.seed(py);
         Some(plan)
     }
 
-    /// The verdict on `instance` (the root node is the first).
+    /// The plan's property names and `enum`/`const` strings put in the parser's string cache
+    /// ([`json::seed_str_cache`]): parses then hand out these very objects, so a member is found by a
+    /// pointer comparison (no text comparison, no hashing) and an `enum` string matches by identity.
+    fn seed(&self, py: Python<'_>) {
+        let schemas = self.nodes.iter().filter_map(|node| match node {
+            Node::Schema(s) => Some(s),
+            _ => None,
+        });
+        let names = schemas.flat_map(|s| {
+            let properties = s.properties.iter().map(|p| (p.name.as_ref(), &p.key));
+            let choices = s.choices.iter().flatten().filter_map(|c| match c {
+                Scalar::Str(text, key) => Some((text.as_ref(), key)),
+                _ => None,
+            });
+            properties.chain(choices)
+        });
+        json::seed_str_cache(py, names);
+    }
+
+    /// The verdict on `instance` (the root node is the first). Every [`RESEED_EVERY`] checks the
+    /// plan's strings go back into the parser's cache, where other strings may have taken their slots.
     pub(crate) fn check(&self, instance: &Bound<'_, PyAny>) -> Verdict {
+        if self.checks.fetch_add(1, Ordering::Relaxed) % RESEED_EVERY == RESEED_EVERY - 1 {
+            self.seed(instance.py());
+        }
         self.eval(self.root, instance, 0, &Cell::new(MAX_STEPS))
     }
 
@@ -473,19 +506,27 @@ impl Plan {
         if !schema.walks_members {
             return out.verdict();
         }
-        // Each property looked up by its interned name; the other members only when there are some.
+        // Each property's member, in the order of `properties`: gathered in one walk over the dict
+        // (few properties, `str` keys), else looked up by its interned name; the other members only
+        // when there are some.
+        let mut members: [Option<Bound<'_, PyAny>>; GATHERED] = Default::default();
+        let gathered = schema.properties.len() <= GATHERED && gather(schema, d, &mut members);
         let (mut found, mut required) = (0, 0);
-        for property in &schema.properties {
-            match d.get_item(property.key.bind(d.py())) {
-                Ok(Some(member)) => {
-                    found += 1;
-                    required += usize::from(property.required);
-                    if out.rejects(self.eval(property.node, &member, depth + 1, steps)) {
-                        return Verdict::Reject;
-                    }
+        for (i, property) in schema.properties.iter().enumerate() {
+            let member = if gathered {
+                members.get_mut(i).and_then(Option::take)
+            } else {
+                match d.get_item(property.key.bind(d.py())) {
+                    Ok(member) => member,
+                    Err(_) => return Verdict::Unsure,
                 }
-                Ok(None) => {}
-                Err(_) => return Verdict::Unsure,
+            };
+            if let Some(member) = member {
+                found += 1;
+                required += usize::from(property.required);
+                if out.rejects(self.eval(property.node, &member, depth + 1, steps)) {
+                    return Verdict::Reject;
+                }
             }
         }
         if required < schema.required_properties {
@@ -604,6 +645,48 @@ impl Plan {
         }
         out.verdict()
     }
+}
+
+/// Schemas with at most this many `properties` gather their members in one walk over the dict.
+const GATHERED: usize = 16;
+
+/// Each member of `d` whose key is the name of one of `schema`'s properties (at most [`GATHERED`])
+/// put at that property's index in `members`: what looking each name up finds. A key is first
+/// compared by identity with the property names' interned objects, from the one after the last found
+/// (a parse hands those very objects out, see [`Plan::seed`], mostly in schema order), then by its
+/// text. `false` (nothing decided; the caller looks the names up) for a key that is not an exact `str`,
+/// whose comparison could run Python code.
+fn gather<'py>(
+    schema: &Schema,
+    d: &Bound<'py, PyDict>,
+    members: &mut [Option<Bound<'py, PyAny>>; GATHERED],
+) -> bool {
+    let properties = &schema.properties;
+    let mut next = 0;
+    for (key, value) in d.iter() {
+        let same = |p: &Property| p.key.as_ptr() == key.as_ptr();
+        let ahead = properties.get(next..).unwrap_or_default();
+        let at = match ahead.iter().position(same) {
+            Some(at) => Some(next + at),
+            None => {
+                let Ok(name) = key.cast_exact::<PyString>() else {
+                    return false;
+                };
+                let text = name.to_str().ok();
+                properties
+                    .iter()
+                    .position(|p| same(p) || text == Some(p.name.as_ref()))
+            }
+        };
+        let Some(at) = at else {
+            continue;
+        };
+        if let Some(slot) = members.get_mut(at) {
+            *slot = Some(value);
+        }
+        next = at + 1;
+    }
+    true
 }
 
 /// The verdict of keywords or members that must all hold, drawn lazily from `verdicts`: `Reject` as
@@ -738,16 +821,22 @@ fn equal_number(value: &Instance<'_, '_>, n: Num) -> Option<bool> {
 
 fn choice_verdict(choices: &[Scalar], value: &Instance<'_, '_>) -> Verdict {
     let text = match value {
-        Instance::Str(s) => match s.to_str() {
-            Ok(t) => Some(t),
-            Err(_) => return Verdict::Unsure,
-        },
+        Instance::Str(s) => {
+            let same = |c: &Scalar| matches!(c, Scalar::Str(_, k) if k.as_ptr() == s.as_ptr());
+            if choices.iter().any(same) {
+                return Verdict::Accept;
+            }
+            match s.to_str() {
+                Ok(t) => Some(t),
+                Err(_) => return Verdict::Unsure,
+            }
+        }
         _ => None,
     };
     let mut unsure = false;
     for choice in choices {
         let equal = match (choice, value) {
-            (Scalar::Str(c), Instance::Str(_)) => Some(text == Some(c.as_ref())),
+            (Scalar::Str(c, _), Instance::Str(_)) => Some(text == Some(c.as_ref())),
             (Scalar::Bool(c), Instance::Bool(b)) => Some(c == b),
             (Scalar::Null, Instance::Null) => Some(true),
             (Scalar::Num(n), Instance::Int(_) | Instance::Float(_)) => equal_number(value, *n),
@@ -879,10 +968,14 @@ impl<'s> Compiler<'s, '_> {
                 k if ANNOTATIONS.contains(&k) || k.starts_with("x-") => {}
                 "$schema" if depth == 0 => {}
                 "type" => s.types = types_of(value)?,
-                "enum" => s
-                    .choices
-                    .push(value.as_array()?.iter().map(scalar).collect()),
-                "const" => s.choices.push(vec![scalar(value)]),
+                "enum" => s.choices.push(
+                    value
+                        .as_array()?
+                        .iter()
+                        .map(|v| scalar(self.py, v))
+                        .collect(),
+                ),
+                "const" => s.choices.push(vec![scalar(self.py, value)]),
                 "minimum" => s.limits.push((Limit::Min, num(value)?)),
                 "maximum" => s.limits.push((Limit::Max, num(value)?)),
                 "exclusiveMinimum" => s.limits.push((Limit::ExclusiveMin, num(value)?)),
@@ -1012,9 +1105,9 @@ fn num(value: &Value) -> Option<Num> {
     }
 }
 
-fn scalar(value: &Value) -> Scalar {
+fn scalar(py: Python<'_>, value: &Value) -> Scalar {
     match value {
-        Value::String(s) => Scalar::Str(s.as_str().into()),
+        Value::String(s) => Scalar::Str(s.as_str().into(), PyString::intern(py, s).unbind()),
         Value::Bool(b) => Scalar::Bool(*b),
         Value::Null => Scalar::Null,
         Value::Number(_) => num(value).map_or(Scalar::Other, Scalar::Num),
