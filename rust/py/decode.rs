@@ -194,14 +194,16 @@ pub struct ArgumentDecoder {
 
 /// Why a value was not given.
 enum Stop {
-    /// Not certain: read to its end (a value pydantic's lax mode might coerce, a missing field, a factory's
-    /// result breaking the numbers rule, ...). A later member with the same key may still replace it.
+    /// Not certain (a value pydantic's lax mode might coerce, a missing field, a factory's result breaking the
+    /// numbers rule, ...); the [`Reader`] is past the value.
     Unsure,
-    /// Not certain, and not read: the reader is still at its first byte (a JSON type the node never takes).
+    /// Not certain, and not read: the [`Reader`] is still at its first byte (a JSON type the node never takes).
     Mismatch,
     /// No later text can make the call certain: the text is not strict JSON (or nests deeper than
     /// `parse_arguments` reads), or the plan counts pairs and a key repeats.
     Invalid,
+    /// (The [`Reader`]) a member after the uncertain value may replace it: the parse-then-check path decides.
+    Repeated,
     /// An error raised by a `default_factory` or `copy.deepcopy`, or by Python itself.
     Raised(PyErr),
 }
@@ -284,13 +286,16 @@ impl ArgumentDecoder {
             return Ok(None);
         }
         let built = if self.one_pass {
-            Reader::new(self, py, t).top()
+            match Reader::new(self, py, t).top() {
+                Err(Stop::Repeated) => self.parsed_then_built(py, t),
+                read => read,
+            }
         } else {
             self.parsed_then_built(py, t)
         };
         match built {
             Ok(v) => Ok(Some(v)),
-            Err(Stop::Unsure | Stop::Mismatch | Stop::Invalid) => Ok(None),
+            Err(Stop::Unsure | Stop::Mismatch | Stop::Invalid | Stop::Repeated) => Ok(None),
             Err(Stop::Raised(e)) => Err(e),
         }
     }
@@ -298,8 +303,8 @@ impl ArgumentDecoder {
 
 impl ArgumentDecoder {
     /// The decode of plans whose BUILD has effects beyond the call's own objects (a `default_factory`, a deep
-    /// copy running user code, a model class with `__del__`): the whole text parsed, CHECK of every value
-    /// without side effects, and only then BUILD.
+    /// copy running user code, a model class with `__del__`), and of texts the [`Reader`] leaves undecided: the
+    /// whole text parsed, CHECK of every value without side effects, and only then BUILD.
     fn parsed_then_built<'py>(&self, py: Python<'py>, t: &str) -> Built<'py> {
         let mut sink = Pairs {
             values: PyValues::new(py),
@@ -324,9 +329,10 @@ impl ArgumentDecoder {
 
 /// The decode of a one-pass plan, driven by the plan while reading the text: each value is read straight into
 /// its final object (as [`PyValues`] builds the parsed values, then as BUILD makes the result), and the first
-/// value the plan is not certain of stops the read, unless a later member with the same key may replace it
-/// (plans that do not count pairs keep the last of repeated keys, as the parser does; then the rest of that
-/// object is only checked as strict JSON). Texts are accepted exactly as [`onepass::strict`] accepts them.
+/// value the plan is not certain of stops the read. Texts are accepted exactly as [`onepass::strict`] accepts
+/// them; the one case the read cannot decide, a later member with the key of one around the uncertain value
+/// (the parser keeps the last of repeated keys, so it would replace that value), goes to the parse-then-check
+/// path ([`Stop::Repeated`]).
 struct Reader<'a, 'py> {
     dec: &'a ArgumentDecoder,
     py: Python<'py>,
@@ -340,6 +346,15 @@ struct Reader<'a, 'py> {
     items: Vec<Bound<'py, PyAny>>,
     /// The field values of the typed dicts and models being read (one stack for the whole read).
     slots: Vec<Option<Bound<'py, PyAny>>>,
+    /// Once a value is not certain: the containers around it, innermost first.
+    around: Vec<Around<'a>>,
+}
+
+/// A container around the value that stopped a read.
+enum Around<'a> {
+    /// An object, and the key of its member holding that value.
+    Object(Cow<'a, str>),
+    List,
 }
 
 impl<'a, 'py> Reader<'a, 'py> {
@@ -354,20 +369,30 @@ impl<'a, 'py> Reader<'a, 'py> {
             values: PyValues::new(py),
             items: Vec::new(),
             slots: Vec::new(),
+            around: Vec::new(),
         }
     }
 
-    /// The whole text: one object (the root node), then only whitespace.
+    /// The whole text: one object (the root node), then only whitespace. A value not certain stops the read;
+    /// when a later member may replace it ([`Self::replaced`]), [`Stop::Repeated`] hands the text to the
+    /// parse-then-check path, which keeps the last of repeated keys before it judges a value.
     fn top(mut self) -> Built<'py> {
         if self.next()? != b'{' {
             return Err(Stop::Invalid);
         }
-        let v = self.value(self.dec.root, 0, 0)?;
-        self.ws();
-        if self.i < self.t.len() {
-            return Err(Stop::Invalid);
+        match self.value(self.dec.root, 0, 0) {
+            Ok(v) => {
+                self.ws();
+                if self.i < self.t.len() {
+                    return Err(Stop::Invalid);
+                }
+                Ok(v)
+            }
+            Err(Stop::Unsure | Stop::Mismatch) if !self.dec.counts_pairs && self.replaced() => {
+                Err(Stop::Repeated)
+            }
+            Err(e) => Err(e),
         }
-        Ok(v)
     }
 
     fn ws(&mut self) {
@@ -517,7 +542,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                 (Node::Lookup(table), _) => self.lookup(table, b),
                 (Node::Any, _) => self.any(depth),
                 (Node::List(j, min, max), b'[') if depth < MAX_DEPTH => {
-                    let base = self.items(depth, |r| r.value(*j, depth + 1, steps))?;
+                    let base = self.items(|r| r.value(*j, depth + 1, steps))?;
                     let n = self.items.len() - base;
                     if n < *min || max.is_some_and(|m| n > m) {
                         self.items.truncate(base);
@@ -526,7 +551,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                     Ok(PyList::new(py, self.items.drain(base..))?.into_any())
                 }
                 (Node::Dict(j, min, max), b'{') if depth < MAX_DEPTH => {
-                    let d = self.pairs(depth, |r| r.value(*j, depth + 1, steps))?;
+                    let d = self.pairs(|r| r.value(*j, depth + 1, steps))?;
                     let n = d.len();
                     if n < *min || max.is_some_and(|m| n > m) {
                         return Err(Stop::Unsure);
@@ -576,9 +601,9 @@ impl<'a, 'py> Reader<'a, 'py> {
     fn any(&mut self, depth: usize) -> Built<'py> {
         let py = self.py;
         match self.next()? {
-            b'{' if depth < MAX_DEPTH => Ok(self.pairs(depth, |r| r.any(depth + 1))?.into_any()),
+            b'{' if depth < MAX_DEPTH => Ok(self.pairs(|r| r.any(depth + 1))?.into_any()),
             b'[' if depth < MAX_DEPTH => {
-                let base = self.items(depth, |r| r.any(depth + 1))?;
+                let base = self.items(|r| r.any(depth + 1))?;
                 Ok(PyList::new(py, self.items.drain(base..))?.into_any())
             }
             b'"' => self.py_string(0, None),
@@ -619,7 +644,7 @@ impl<'a, 'py> Reader<'a, 'py> {
         match self.next()? {
             b'{' => {
                 let mut keys: Vec<String> = Vec::new();
-                self.members(depth, |r, key| {
+                self.members(|r, key| {
                     if r.dec.counts_pairs {
                         if keys.iter().any(|k| k == key) {
                             return Err(Stop::Invalid);
@@ -661,14 +686,9 @@ impl<'a, 'py> Reader<'a, 'py> {
         }
     }
 
-    /// The items of the list at `self.i` (its `[`, at container depth `depth`), each read by `item` and pushed
-    /// on [`Self::items`]: the stack length before them. An uncertain item makes the list uncertain; when a
-    /// repeated key may still replace the list, the rest of it is only checked as strict JSON.
-    fn items(
-        &mut self,
-        depth: usize,
-        mut item: impl FnMut(&mut Self) -> Built<'py>,
-    ) -> Result<usize, Stop> {
+    /// The items of the list at `self.i` (its `[`), each read by `item` and pushed on [`Self::items`]: the stack
+    /// length before them. The first item not certain stops the read (the list is noted around it).
+    fn items(&mut self, mut item: impl FnMut(&mut Self) -> Built<'py>) -> Result<usize, Stop> {
         let base = self.items.len();
         self.i += 1;
         if self.next()? == b']' {
@@ -679,8 +699,10 @@ impl<'a, 'py> Reader<'a, 'py> {
             match item(self) {
                 Ok(v) => self.items.push(v),
                 Err(e) => {
-                    self.items.truncate(base);
-                    return Err(self.rest_of_items(e, depth));
+                    if matches!(e, Stop::Unsure | Stop::Mismatch) {
+                        self.around.push(Around::List);
+                    }
+                    return Err(e);
                 }
             }
             match self.next()? {
@@ -694,37 +716,10 @@ impl<'a, 'py> Reader<'a, 'py> {
         }
     }
 
-    /// Why a list (at container depth `depth`) is not given when an item failed with `e`: when a repeated key
-    /// may still replace the list, the rest of it is checked as strict JSON and the list is [`Stop::Unsure`].
-    fn rest_of_items(&mut self, e: Stop, depth: usize) -> Stop {
-        if self.dec.counts_pairs || !matches!(e, Stop::Unsure | Stop::Mismatch) {
-            return e;
-        }
-        let rest = (|| {
-            if matches!(e, Stop::Mismatch) {
-                self.skip(depth + 1)?;
-            }
-            match self.next()? {
-                b',' => {
-                    self.i += 1;
-                    self.skip_items(depth)
-                }
-                b']' => {
-                    self.i += 1;
-                    Ok(())
-                }
-                _ => Err(Stop::Invalid),
-            }
-        })();
-        rest.err().unwrap_or(Stop::Unsure)
-    }
-
-    /// The members of the object at `self.i` (its `{`, at container depth `depth`) up to its `}`, each value
-    /// read by `member(reader, key)`. A member that is not certain makes the object uncertain, unless a later
-    /// member with the same key replaces it (plans that do not count pairs; the parser keeps the last value).
+    /// The members of the object at `self.i` (its `{`) up to its `}`, each value read by `member(reader, key)`.
+    /// The first member not certain stops the read (the object and that member's key are noted around it).
     fn members(
         &mut self,
-        depth: usize,
         mut member: impl FnMut(&mut Self, &str) -> Result<(), Stop>,
     ) -> Result<(), Stop> {
         self.i += 1;
@@ -732,27 +727,13 @@ impl<'a, 'py> Reader<'a, 'py> {
             self.i += 1;
             return Ok(());
         }
-        let mut failed: Vec<Cow<'a, str>> = Vec::new();
         loop {
             let key = self.key()?;
-            let (items, slots) = (self.items.len(), self.slots.len());
-            match member(self, &key) {
-                Ok(()) => {
-                    if !failed.is_empty() {
-                        failed.retain(|k| *k != key);
-                    }
+            if let Err(e) = member(self, &key) {
+                if matches!(e, Stop::Unsure | Stop::Mismatch) {
+                    self.around.push(Around::Object(key));
                 }
-                Err(e @ (Stop::Unsure | Stop::Mismatch)) if !self.dec.counts_pairs => {
-                    self.items.truncate(items);
-                    self.slots.truncate(slots);
-                    if matches!(e, Stop::Mismatch) {
-                        self.skip(depth + 1)?;
-                    }
-                    if !failed.contains(&key) {
-                        failed.push(key);
-                    }
-                }
-                Err(e) => return Err(e),
+                return Err(e);
             }
             match self.next()? {
                 b',' => {
@@ -761,56 +742,101 @@ impl<'a, 'py> Reader<'a, 'py> {
                 }
                 b'}' => {
                     self.i += 1;
-                    break;
+                    return Ok(());
                 }
                 _ => return Err(Stop::Invalid),
             }
         }
-        if failed.is_empty() {
-            Ok(())
-        } else {
-            Err(Stop::Unsure)
-        }
     }
 
     /// The pairs of the object at `self.i` (its `{`) in a new dict, each value read by `read`, as the parser's
-    /// dict holds them (keys from the string cache; a repeated key keeps its first place and its last value).
+    /// dict holds them (keys from the string cache; a repeated key keeps its first place and its last value;
+    /// when the plan counts pairs, a repeated key is [`Stop::Invalid`]).
     fn pairs(
         &mut self,
-        depth: usize,
         mut read: impl FnMut(&mut Self) -> Built<'py>,
     ) -> Result<Bound<'py, PyDict>, Stop> {
         let mut d = self.values.object();
-        self.members(depth, |r, key| {
-            let v = read(r);
+        self.members(|r, key| {
+            let v = read(r)?;
             r.put(&mut d, key, v)
         })?;
         Ok(d)
     }
 
-    /// `d[key] = v` as the parser's dict; a value not certain still takes the key's place (a later member
-    /// with that key may replace it); a repeated key when the plan counts pairs is [`Stop::Invalid`].
-    fn put(&mut self, d: &mut Bound<'py, PyDict>, key: &str, v: Built<'py>) -> Result<(), Stop> {
-        let counts = self.dec.counts_pairs;
-        match v {
-            Ok(v) => {
-                let before = d.len();
-                self.values.insert(d, key, v);
-                if counts && d.len() == before {
-                    Err(Stop::Invalid)
-                } else {
-                    Ok(())
-                }
-            }
-            Err(e @ (Stop::Unsure | Stop::Mismatch)) => {
-                if !counts {
-                    let none = self.values.null();
-                    self.values.insert(d, key, none);
-                }
-                Err(e)
-            }
-            Err(e) => Err(e),
+    /// `d[key] = v` as the parser's dict; a repeated key when the plan counts pairs is [`Stop::Invalid`].
+    fn put(
+        &mut self,
+        d: &mut Bound<'py, PyDict>,
+        key: &str,
+        v: Bound<'py, PyAny>,
+    ) -> Result<(), Stop> {
+        let before = d.len();
+        self.values.insert(d, key, v);
+        if self.dec.counts_pairs && d.len() == before {
+            Err(Stop::Invalid)
+        } else {
+            Ok(())
         }
+    }
+
+    /// Whether a member read after the stop may replace one that stopped it: some object around the uncertain
+    /// value has, later in the text, another member with the key of the member that holds it (the parser keeps
+    /// the last of repeated keys). Only the containers around it are followed, from where the read stopped, and
+    /// only their keys are read; a text that turns out not to be JSON answers false (no value then).
+    fn replaced(&mut self) -> bool {
+        let t = self.t;
+        let mut i = self.i;
+        for around in &self.around {
+            let mut depth = 0usize;
+            let mut at_key = false;
+            loop {
+                let Some(&b) = t.get(i) else {
+                    return false;
+                };
+                match b {
+                    b'"' => {
+                        let Some((end, escaped)) = onepass::string_end(t, i + 1) else {
+                            return false;
+                        };
+                        if depth == 0 && at_key {
+                            if let Around::Object(key) = around {
+                                match onepass::content(
+                                    self.text,
+                                    &mut self.buf,
+                                    i + 1,
+                                    end,
+                                    escaped,
+                                ) {
+                                    Some(k) if k == key => return true,
+                                    Some(_) => {}
+                                    None => return false,
+                                }
+                            }
+                            at_key = false;
+                        }
+                        i = end + 1;
+                    }
+                    b'{' | b'[' => {
+                        depth += 1;
+                        i += 1;
+                    }
+                    b'}' | b']' => {
+                        i += 1;
+                        if depth == 0 {
+                            break;
+                        }
+                        depth -= 1;
+                    }
+                    b',' => {
+                        at_key = depth == 0;
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+            }
+        }
+        false
     }
 
     /// The output dict of the typed dict or model `f` at `self.i` (its `{`, at container depth `depth`) and,
@@ -830,7 +856,7 @@ impl<'a, 'py> Reader<'a, 'py> {
         let mut next = 0;
         let mut extras: Option<Bound<'py, PyDict>> = None;
         let mut ignored: Vec<String> = Vec::new();
-        let read = self.members(depth, |r, key| match f.field_of(key, next) {
+        let read = self.members(|r, key| match f.field_of(key, next) {
             Some(j) => {
                 next = j + 1;
                 let field = f.fields.get(j).ok_or(Stop::Mismatch)?;
@@ -854,7 +880,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                     r.skip(depth + 1)
                 }
                 Extra::Allow => {
-                    let v = r.any(depth + 1);
+                    let v = r.any(depth + 1)?;
                     let d = extras.get_or_insert_with(|| r.values.object());
                     r.put(d, key, v)
                 }
