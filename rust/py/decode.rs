@@ -21,7 +21,9 @@ use jiter::{NumberAny, NumberInt};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
+};
 
 use super::json::PyValues;
 use super::schema::numbers_fine;
@@ -71,6 +73,8 @@ struct Field {
 struct Fields {
     fields: Vec<Field>,
     extra: Extra,
+    /// Every field's name (a model's fields set when every field is given).
+    names: Py<PyFrozenSet>,
 }
 
 /// `ge`/`gt`/`le`/`lt` of a number node.
@@ -973,6 +977,16 @@ fn model_instance<'py>(
     Ok(instance)
 }
 
+/// A new `set` with the items of `names`: `PySet_New` copies a set's table at once (no hashing or probing per
+/// item, unlike adding the names one by one).
+#[allow(unsafe_code)]
+fn set_of<'py>(names: &Bound<'py, PyFrozenSet>) -> PyResult<Bound<'py, PySet>> {
+    // SAFETY: `names` is a live frozenset borrowed for the call; `PySet_New` does not steal it and returns a new
+    // reference or null with an exception set, which `from_owned_ptr_or_err` takes over.
+    let set = unsafe { Bound::from_owned_ptr_or_err(names.py(), ffi::PySet_New(names.as_ptr()))? };
+    Ok(set.cast_into::<PySet>()?)
+}
+
 /// A new instance of `cls` from its `tp_new` with no arguments, as pydantic-core's `create_class` (model.rs)
 /// makes one (no `__init__`). Only classes whose `__new__` is `object.__new__` get here.
 #[allow(unsafe_code)]
@@ -1343,20 +1357,35 @@ impl ArgumentDecoder {
         model: bool,
     ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
         let out = PyDict::new(py);
-        let names = if model { Some(PySet::empty(py)?) } else { None };
-        for (field, value) in f.fields.iter().zip(given) {
-            let name = field.name.bind(py);
+        let mut seen = Seen::new(f.fields.len());
+        let mut all = true;
+        for (j, (field, value)) in f.fields.iter().zip(given).enumerate() {
             match value {
                 Some(value) => {
-                    out.set_item(name, value)?;
-                    if let Some(names) = &names {
-                        names.add(name)?;
-                    }
+                    out.set_item(field.name.bind(py), value)?;
+                    seen.set(j);
                 }
-                None => self.fill(field, &out)?,
+                None => {
+                    all = false;
+                    self.fill(field, &out)?;
+                }
             }
         }
-        Ok((out, names))
+        if !model {
+            return Ok((out, None));
+        }
+        let names = if all {
+            set_of(f.names.bind(py))?
+        } else {
+            let names = PySet::empty(py)?;
+            for (j, field) in f.fields.iter().enumerate() {
+                if seen.has(j) {
+                    names.add(field.name.bind(py))?;
+                }
+            }
+            names
+        };
+        Ok((out, Some(names)))
     }
 
     /// `out[field.name]` = the default of a missing field, if it has one (with_default.rs).
@@ -2016,7 +2045,14 @@ fn fields_of(py: Python<'_>, fields: Vec<Field>, extra: Extra) -> Option<Fields>
     if keys.len() != fields.len() {
         return None;
     }
-    Some(Fields { fields, extra })
+    let names = PyFrozenSet::new(py, fields.iter().map(|f| f.name.bind(py)))
+        .ok()?
+        .unbind();
+    Some(Fields {
+        fields,
+        extra,
+        names,
+    })
 }
 
 /// `enum` members by value, as enum_.rs with `sub_type` 'str' or 'int' (that JSON type only; the last member
