@@ -36,6 +36,7 @@ __all__ = [
     'Location',
     'bounded_integers',
     'checked_validator',
+    'dotted',
     'extended_arguments',
     'number_message',
     'number_problems',
@@ -84,6 +85,14 @@ def number_problems(value: Any, sent: Any = None) -> list[tuple[Location, str]]:
             children = [((*location, key), child, source) for key, child, source in _children(item, given)]
             stack.extend(reversed(children))
     return problems
+
+
+def dotted(location: Location) -> str:
+    """A pydantic-style location: ``items.0.price`` (``''`` for the empty one), as ``'.'.join(map(str, location))``.
+
+    One format call: ``str()`` of each part costs a type call apiece (a tool call's invalid path formats one per error).
+    """
+    return '.'.join(['%s'] * len(location)) % location
 
 
 def number_message(error: Mapping[str, Any]) -> str:

@@ -30,6 +30,7 @@ from toolweave._native import IMPLEMENTATION, ArgumentDecoder, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._numbers import (
     BOUND_ERRORS,
+    dotted,
     extended_arguments,
     number_message,
     number_problems,
@@ -138,8 +139,12 @@ class MethodToolCallback:
         self._func = func
         self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
-        self._positional = _getter(tuple(p.name for p in self._schema.parameters if not p.keyword_only))
+        positional = tuple(p.name for p in self._schema.parameters if not p.keyword_only)
+        self._only = positional[0] if len(positional) == 1 else None  # one positional parameter: no getter call
+        self._positional = _getter(positional)
         self._keywords = tuple(p.name for p in self._schema.parameters if p.keyword_only)
+        self._context = self._schema.context_parameter
+        self._is_async = self._schema.is_async
         self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
         self._decoder: Any = False  # ArgumentDecoder | None; False: not built yet (first call)
         self._fills = tuple(
@@ -166,6 +171,7 @@ class MethodToolCallback:
         )
         converter = result_converter or (spec.result_converter if spec else None)
         self._converter: ToolCallResultConverter = converter or DefaultToolCallResultConverter()
+        self._str_as_is = type(self._converter) is DefaultToolCallResultConverter  # a str result is the text
 
     @classmethod
     def from_function(cls, func: Callable[..., Any]) -> MethodToolCallback:
@@ -215,16 +221,23 @@ class MethodToolCallback:
             ToolExecutionError: invalid arguments, or the function raised (the cause is attached).
         """
         args, kwargs = self._bind(tool_input, tool_context)
-        if self._schema.is_async:
+        if self._is_async:
             result = _run_coroutine(self._invoke_async(args, kwargs))
         else:
-            result = self._invoke(args, kwargs)
+            try:  # _invoke's own handling, without its frame
+                result = self._func(*args, **kwargs)
+            except ToolExecutionError:
+                raise
+            except Exception as exc:
+                raise ToolExecutionError(self._definition, exc) from exc
+        if self._str_as_is and isinstance(result, str):
+            return result  # convert_result's own answer, without its frame
         return convert_result(self._definition, self._converter, result)
 
     async def acall(self, tool_input: str, tool_context: ToolContext | None = None) -> str:
         """Async :meth:`call`: async functions run on the running loop, sync ones in a worker thread."""
         args, kwargs = self._bind(tool_input, tool_context)
-        if self._schema.is_async:
+        if self._is_async:
             result = await self._invoke_async(args, kwargs)
         else:
             result = await asyncio.to_thread(self._invoke, args, kwargs)
@@ -257,14 +270,15 @@ class MethodToolCallback:
             raise
         except Exception as exc:  # a validator of the tool's own types raised: the tool's failure, as text
             raise ToolExecutionError(self._definition, exc) from exc
-        args = self._positional(values)
+        only = self._only
+        args = (values[only],) if only is not None else self._positional(values)
         kwargs = {name: values[name] for name in self._keywords} if self._keywords else {}
-        if self._schema.context_parameter is not None:
+        if self._context is not None:
             if tool_context is None:
                 raise ValueError(f"tool '{self._definition.name}' declares a ToolContext parameter but got none")
             position = self._schema.context_position
             if position is None:
-                kwargs[self._schema.context_parameter] = tool_context
+                kwargs[self._context] = tool_context
             else:
                 args = (*args[:position], tool_context, *args[position:])
         return args, kwargs
@@ -393,7 +407,7 @@ class MethodToolCallback:
             if kind == 'extra_forbidden' and len(location) == 1:
                 unexpected.append(f'unexpected argument {location[0]!r}')
             else:
-                problems.append(f'{".".join(map(str, location))}: {error["msg"]}')
+                problems.append(f'{dotted(location)}: {error["msg"]}')
         return unexpected + problems
 
     def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -518,12 +532,11 @@ def fill_missing_nullable(
 def _number_problems(values: Mapping[str, Any], sent: Mapping[str, Any] | None = None) -> list[str]:
     """The number problems of the parameters the model sent (``sent``: their parsed JSON; see :mod:`toolweave.tools._numbers`)."""
     found = number_problems(values, sent)
-    return [f'{".".join(str(part) for part in location)}: {reason}' for location, reason in found]
+    return [f'{dotted(location)}: {reason}' for location, reason in found]
 
 
 def _describe(name: str, error: Any) -> str:
-    location = '.'.join(str(part) for part in (name, *error['loc']))
-    return f'{location}: {number_message(error)}'
+    return f'{dotted((name, *error["loc"]))}: {number_message(error)}'
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
