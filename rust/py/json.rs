@@ -90,21 +90,23 @@ impl StrCache {
         (slot, h, (lo, hi))
     }
 
-    fn get<'py>(&mut self, py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+    /// The cached string of text `s` (2 to 63 bytes), made and cached on a miss; borrowed from the
+    /// cache (a dict key needs no reference of its own).
+    fn get<'a, 'py>(&'a mut self, py: Python<'py>, s: &str) -> &'a Bound<'py, PyString> {
         let b = s.as_bytes();
         let (slot, h, words) = self.slot(b);
-        if let Some(c) = slot {
-            if c.hash == h
+        let hit = slot.as_ref().is_some_and(|c| {
+            c.hash == h
                 && c.len == b.len()
                 && c.words == words
                 && (b.len() <= 16 || c.bytes.get(..b.len()) == Some(b))
-            {
-                return c.string.bind(py).clone();
-            }
+        });
+        if !hit {
+            *slot = None;
         }
-        let string = PyString::new(py, s);
-        *slot = Some(Cached::new(h, words, b, string.clone().unbind()));
-        string
+        let cached =
+            slot.get_or_insert_with(|| Cached::new(h, words, b, PyString::new(py, s).unbind()));
+        cached.string.bind(py)
     }
 
     /// `string` (whose text is `s`, 2 to 63 bytes) in its slot, replacing what was there.
@@ -169,7 +171,7 @@ impl<'py> PyValues<'py, 'static> {
 
     fn str(&mut self, s: &str) -> Bound<'py, PyString> {
         match &mut self.1 {
-            Some(cache) if cached_len(s) => cache.get(self.0, s),
+            Some(cache) if cached_len(s) => cache.get(self.0, s).clone(),
             _ => PyString::new(self.0, s),
         }
     }
@@ -206,9 +208,11 @@ impl<'py> Sink for PyValues<'py, 'static> {
     }
 
     fn insert(&mut self, object: &mut Self::Object, key: &str, value: Self::Value) {
-        object
-            .set_item(self.str(key), value)
-            .expect("a str key is hashable");
+        match &mut self.1 {
+            Some(cache) if cached_len(key) => object.set_item(cache.get(self.0, key), value),
+            _ => object.set_item(PyString::new(self.0, key), value),
+        }
+        .expect("a str key is hashable");
     }
 
     fn close(&mut self, object: Self::Object) -> Self::Value {

@@ -506,27 +506,20 @@ impl Plan {
         if !schema.walks_members {
             return out.verdict();
         }
-        // Each property's member, in the order of `properties`: gathered in one walk over the dict
-        // (few properties, `str` keys), else looked up by its interned name; the other members only
-        // when there are some.
-        let mut members: [Option<Bound<'_, PyAny>>; GATHERED] = Default::default();
-        let gathered = schema.properties.len() <= GATHERED && gather(schema, d, &mut members);
+        // Each property looked up by its interned name (which the parse's keys mostly are, see
+        // [`Plan::seed`]); the other members only when there are some.
         let (mut found, mut required) = (0, 0);
-        for (i, property) in schema.properties.iter().enumerate() {
-            let member = if gathered {
-                members.get_mut(i).and_then(Option::take)
-            } else {
-                match d.get_item(property.key.bind(d.py())) {
-                    Ok(member) => member,
-                    Err(_) => return Verdict::Unsure,
+        for property in &schema.properties {
+            match d.get_item(property.key.bind(d.py())) {
+                Ok(Some(member)) => {
+                    found += 1;
+                    required += usize::from(property.required);
+                    if out.rejects(self.eval(property.node, &member, depth + 1, steps)) {
+                        return Verdict::Reject;
+                    }
                 }
-            };
-            if let Some(member) = member {
-                found += 1;
-                required += usize::from(property.required);
-                if out.rejects(self.eval(property.node, &member, depth + 1, steps)) {
-                    return Verdict::Reject;
-                }
+                Ok(None) => {}
+                Err(_) => return Verdict::Unsure,
             }
         }
         if required < schema.required_properties {
@@ -645,48 +638,6 @@ impl Plan {
         }
         out.verdict()
     }
-}
-
-/// Schemas with at most this many `properties` gather their members in one walk over the dict.
-const GATHERED: usize = 16;
-
-/// Each member of `d` whose key is the name of one of `schema`'s properties (at most [`GATHERED`])
-/// put at that property's index in `members`: what looking each name up finds. A key is first
-/// compared by identity with the property names' interned objects, from the one after the last found
-/// (a parse hands those very objects out, see [`Plan::seed`], mostly in schema order), then by its
-/// text. `false` (nothing decided; the caller looks the names up) for a key that is not an exact `str`,
-/// whose comparison could run Python code.
-fn gather<'py>(
-    schema: &Schema,
-    d: &Bound<'py, PyDict>,
-    members: &mut [Option<Bound<'py, PyAny>>; GATHERED],
-) -> bool {
-    let properties = &schema.properties;
-    let mut next = 0;
-    for (key, value) in d.iter() {
-        let same = |p: &Property| p.key.as_ptr() == key.as_ptr();
-        let ahead = properties.get(next..).unwrap_or_default();
-        let at = match ahead.iter().position(same) {
-            Some(at) => Some(next + at),
-            None => {
-                let Ok(name) = key.cast_exact::<PyString>() else {
-                    return false;
-                };
-                let text = name.to_str().ok();
-                properties
-                    .iter()
-                    .position(|p| same(p) || text == Some(p.name.as_ref()))
-            }
-        };
-        let Some(at) = at else {
-            continue;
-        };
-        if let Some(slot) = members.get_mut(at) {
-            *slot = Some(value);
-        }
-        next = at + 1;
-    }
-    true
 }
 
 /// The verdict of keywords or members that must all hold, drawn lazily from `verdicts`: `Reject` as
