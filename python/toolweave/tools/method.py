@@ -46,6 +46,7 @@ from toolweave.tools.schema import (
     SchemaOption,
     function_schema,
     name_to_description,
+    parameter_default,
 )
 
 __all__ = ['MethodToolCallback']
@@ -147,11 +148,7 @@ class MethodToolCallback:
         self._is_async = self._schema.is_async
         self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
         self._decoder: Any = False  # ArgumentDecoder | None; False: not built yet (first call)
-        self._fills = tuple(
-            (p.name, None if p.default is inspect.Parameter.empty else p.default)
-            for p in self._schema.parameters
-            if not p.required
-        )
+        self._fills = tuple(p for p in self._schema.parameters if not p.required)
         tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
         assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
@@ -368,10 +365,10 @@ class MethodToolCallback:
         return callable(check) and check(values)
 
     def _with_defaults(self, values: dict[str, Any]) -> dict[str, Any]:
-        """``values`` with each optional parameter left out set to its default (``None`` without one)."""
-        for name, default in self._fills:
-            if name not in values:
-                values[name] = default
+        """``values`` with each optional parameter left out set to its default (:func:`parameter_default`)."""
+        for param in self._fills:
+            if param.name not in values:
+                values[param.name] = parameter_default(param, values)
         return values
 
     def _all_sent_failed(self, errors: list[pydantic_core.ErrorDetails], tool_input: str) -> bool:
@@ -415,7 +412,7 @@ class MethodToolCallback:
         problems: list[str] = [f'unexpected argument {key!r}' for key in raw if key not in self._param_names]
         for param in self._schema.parameters:
             try:
-                values[param.name] = _validate_parameter(param, raw)
+                values[param.name] = _validate_parameter(param, raw, values)
             except pydantic.ValidationError as exc:
                 filled = fill_missing_nullable(param.adapter, raw[param.name], exc) if param.name in raw else None
                 if filled is not None:
@@ -485,13 +482,11 @@ def convert_result(definition: ToolDefinition, converter: ToolCallResultConverte
     return text
 
 
-def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any]) -> Any:
+def _validate_parameter(param: ParameterSchema, raw: Mapping[str, Any], values: dict[str, Any]) -> Any:
     if param.name in raw:
         return param.adapter.validate_python(raw[param.name])
-    if param.default is not inspect.Parameter.empty:
-        return param.default
     if not param.required:
-        return None
+        return parameter_default(param, values)
     raise KeyError(param.name)
 
 

@@ -44,7 +44,7 @@ import typing_extensions
 from pydantic import TypeAdapter  # every schema builds one: loaded with this module, not by the first @tool
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import core_schema
+from pydantic_core import PydanticUndefined, core_schema
 
 try:  # pydantic >= 2.12; loaded with this module, not by the first @tool
     from pydantic.experimental.arguments_schema import generate_arguments_schema
@@ -94,6 +94,8 @@ class ParameterSchema:
         default: The Python default, or ``inspect.Parameter.empty``.
         keyword_only: Passed by keyword (after ``*``) rather than position.
         annotation: The resolved type annotation.
+        default_field: The pydantic ``Field(...)`` that gives the default (``x: T = Field(default_factory=f)``,
+            ``x: Annotated[T, Field(default=3)]``), ``None`` otherwise; see :func:`parameter_default`.
     """
 
     name: str
@@ -101,6 +103,7 @@ class ParameterSchema:
     default: Any
     keyword_only: bool
     annotation: Any = Any
+    default_field: FieldInfo | None = None
 
     @functools.cached_property
     def adapter(self) -> pydantic.TypeAdapter[Any]:
@@ -441,7 +444,9 @@ def _function_schema(func: Callable[..., Any], options: frozenset[SchemaOption])
         generated = _generated_apart(func, parameters)
     schemas, defs = generated
     properties = {
-        p.name: _finish_parameter_schema(schemas[p.name], param, metadata, doc_params.get(p.name))
+        p.name: _finish_parameter_schema(
+            schemas[p.name], _plain_default(param, p.default_field), metadata, doc_params.get(p.name)
+        )
         for p, (param, _, metadata) in zip(parameters, declared, strict=True)
     }
     input_schema: dict[str, Any] = {'$schema': SCHEMA_DIALECT, 'type': 'object'}
@@ -539,11 +544,13 @@ _ALIASES = ('alias', 'alias_priority', 'validation_alias', 'serialization_alias'
 
 
 def _without_aliases(annotation: Any) -> Any:
-    """``annotation`` with the aliases of its top-level ``Field(...)`` dropped (``Annotated[int, Field(alias='b')]``).
+    """``annotation`` with the aliases and default of its top-level ``Field(...)`` dropped (``Annotated[int, Field(alias='b')]``).
 
     pydantic ignores an alias on a function parameter (its ``UnsupportedFieldAttributeWarning``): the schema and
     the per-parameter path name the argument ``a``. On the one-step validator's TypedDict field it would rename
-    the key, so that validator took ``b`` where the schema says ``a``.
+    the key, so that validator took ``b`` where the schema says ``a``. A default (or ``default_factory``) is
+    the caller's to fill (:func:`parameter_default`, once per call, after the arguments are checked), so the
+    validator leaves the key out as for any optional parameter.
     """
     if get_origin(annotation) is not Annotated:
         return annotation
@@ -552,12 +559,14 @@ def _without_aliases(annotation: Any) -> Any:
 
 
 def _field_without_aliases(info: FieldInfo) -> FieldInfo:
-    if all(getattr(info, name) is None for name in _ALIASES):
+    if all(getattr(info, name) is None for name in _ALIASES) and info.is_required():
         return info
     out = copy.copy(info)
     for name in _ALIASES:
         setattr(out, name, None)
-    out._attributes_set = {k: v for k, v in info._attributes_set.items() if k not in _ALIASES}
+    out.default, out.default_factory = PydanticUndefined, None
+    dropped = (*_ALIASES, 'default', 'default_factory')
+    out._attributes_set = {k: v for k, v in info._attributes_set.items() if k not in dropped}
     return out
 
 
@@ -757,13 +766,49 @@ def _is_tool_context(annotation: Any) -> bool:
 
 
 def _parameter(param: inspect.Parameter, annotation: Any, tool_param: ToolParam | None) -> ParameterSchema:
-    required = is_required(tool_param, annotation, param.default)
+    field = _default_field(param, annotation)
+    default = _plain_default(param, field)
+    required = is_required(tool_param, annotation, default if field is None else field)
     keyword_only = param.kind is inspect.Parameter.KEYWORD_ONLY
-    return ParameterSchema(param.name, required, param.default, keyword_only, annotation)
+    return ParameterSchema(param.name, required, param.default, keyword_only, annotation, field)
+
+
+def _default_field(param: inspect.Parameter, annotation: Any) -> FieldInfo | None:
+    """The ``Field(...)`` giving a parameter its default, as pydantic reads a signature; ``None`` when none does.
+
+    ``x: T = Field(...)`` (pydantic takes the ``FieldInfo`` default as the field, not as a value), else the last
+    ``Field(...)`` of ``Annotated[T, ...]`` with a ``default`` or ``default_factory``.
+    """
+    if isinstance(param.default, FieldInfo):
+        return None if param.default.is_required() else param.default
+    if get_origin(annotation) is not Annotated:
+        return None
+    fields = [m for m in get_args(annotation)[1:] if isinstance(m, FieldInfo) and not m.is_required()]
+    return fields[-1] if fields else None
+
+
+def _plain_default(param: inspect.Parameter, field: FieldInfo | None) -> Any:
+    """A parameter's default value known without calling anything (``_MISSING``: none, or a factory's)."""
+    if field is not None:
+        return _MISSING if field.default_factory is not None else field.default
+    return _MISSING if isinstance(param.default, FieldInfo) else param.default
+
+
+def parameter_default(parameter: ParameterSchema, values: dict[str, Any]) -> Any:
+    """The value of a parameter the model left out, as pydantic's ``Field`` semantics give it.
+
+    Its ``Field``'s default, or its ``default_factory`` called once (with ``values``, the arguments bound so
+    far, when the factory takes the validated data); else the Python default; else ``None`` (a parameter that
+    admits ``None`` is optional, Spring's rule).
+    """
+    field = parameter.default_field
+    if field is not None:
+        return field.get_default(call_default_factory=True, validated_data=values)
+    return None if parameter.default is _MISSING else parameter.default
 
 
 def _finish_parameter_schema(
-    schema: dict[str, Any], param: inspect.Parameter, metadata: _Metadata, doc: str | None
+    schema: dict[str, Any], default: Any, metadata: _Metadata, doc: str | None
 ) -> dict[str, Any]:
     """A parameter's generated schema as a property: no top-level ``format``, its description and default."""
     tool_param, field_description, _ = metadata
@@ -772,8 +817,8 @@ def _finish_parameter_schema(
     description = (tool_param.description if tool_param else None) or field_description or doc
     if description:
         schema['description'] = description
-    if param.default is not _MISSING and param.default is not None:
-        _set_default(schema, param.default)
+    if default is not _MISSING and default is not None:
+        _set_default(schema, default)
     return schema
 
 
