@@ -371,8 +371,10 @@ impl<'a, 'py> Reader<'a, 'py> {
             i: 0,
             buf: String::new(),
             values: PyValues::new(py),
-            items: Vec::new(),
-            slots: Vec::new(),
+            // Room for most arguments at once (growing a stack step by step costs more than the read of a
+            // small text).
+            items: Vec::with_capacity(32),
+            slots: Vec::with_capacity(32),
             around: Vec::new(),
         }
     }
