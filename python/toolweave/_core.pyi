@@ -52,7 +52,10 @@ class ArgumentDecoder:
         coerce a value (``"3"`` or ``3.0`` for an int), when a number in the result is not an int within
         signed 64 bits or a finite float (a model field's ``default_factory`` result is not judged, as the
         tool's numbers rule does not judge it), when containers nest deeper than 100, or when a repeated key
-        meets a validated dict.
+        meets a validated dict. The text is read once, each value straight into its final object, and the first
+        value not certain stops the read (an invalid call costs a short partial read), unless the result has
+        effects beyond its own objects (a ``default_factory``, a default whose deep copy runs user code, a model
+        class with ``__del__``): then the whole text is parsed and checked before any of them runs.
 
         Raises:
             Exception: only what a ``default_factory`` (or ``copy.deepcopy`` of an unhashable default) raises.
