@@ -33,6 +33,8 @@ __all__ = [
     'BOUND_ERRORS',
     'INT64_MAX',
     'INT64_MIN',
+    'NOT_FINITE',
+    'OUT_OF_RANGE',
     'Location',
     'bounded_integers',
     'checked_validator',

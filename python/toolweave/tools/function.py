@@ -37,7 +37,18 @@ import pydantic_core
 
 from toolweave._native import SchemaValidator, forbid_additional_properties, parse_arguments
 from toolweave.exceptions import SchemaValidationError, ToolArgumentsError, ToolExecutionError
-from toolweave.tools._numbers import BOUND_ERRORS, Location, bounded_integers, checked_validator, number_problems
+from toolweave.tools._numbers import (
+    BOUND_ERRORS,
+    NOT_FINITE,
+    OUT_OF_RANGE,
+    Location,
+    bounded_integers,
+    checked_validator,
+    dotted,
+    extended_arguments,
+    number_message,
+    number_problems,
+)
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
 from toolweave.tools.definition import ToolDefinition, ToolMetadata, check_text
@@ -385,11 +396,11 @@ def _type_decoder(definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any]
                 return checked[0].validate_json(text)
             except pydantic.ValidationError as exc:
                 if not any(error['type'] in BOUND_ERRORS for error in exc.errors(include_url=False)):
-                    return _fill_or_raise(definition, adapter, text, exc)
+                    return _fill_or_raise(definition, adapter, text, exc, checked[0])
         try:
             value = validate_json(adapter, text)
         except pydantic.ValidationError as exc:
-            value = _fill_or_raise(definition, adapter, text, exc)
+            value = _fill_or_raise(definition, adapter, text, exc, checked[0])
         _check_numbers(definition, value, _dotted)
         return value
 
@@ -397,7 +408,11 @@ def _type_decoder(definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any]
 
 
 def _fill_or_raise(
-    definition: ToolDefinition, adapter: pydantic.TypeAdapter[Any], text: str, exc: pydantic.ValidationError
+    definition: ToolDefinition,
+    adapter: pydantic.TypeAdapter[Any],
+    text: str,
+    exc: pydantic.ValidationError,
+    checked: pydantic_core.SchemaValidator | None,
 ) -> Any:
     """The value with ``None`` for left-out fields the schema does not require, else the precise error.
 
@@ -408,10 +423,88 @@ def _fill_or_raise(
     errors = exc.errors(include_url=False)
     if any(error['type'] == 'json_invalid' for error in errors):
         parse_arguments(text)  # raises ToolArgumentsError with the position
-    filled = fill_missing_nullable(adapter, parse_arguments(text), exc)
+    raw = _parsed(text)
+    filled = fill_missing_nullable(adapter, raw, exc)
     if filled is not None:
         return filled[0]
-    raise invalid_arguments(definition, [f'{_dotted(error["loc"])}: {error["msg"]}' for error in errors])
+    problems = [f'{_dotted(error["loc"])}: {number_message(error)}' for error in errors]
+    if isinstance(raw, dict):  # the top-level members that validated: their number problems, as parameters' are
+        failed = {error['loc'][0] for error in errors if error['loc']}
+        sent = {key: value for key, value in raw.items() if key not in failed}
+        model = adapter.core_schema.get('cls') if adapter.core_schema.get('type') == 'model' else None
+        problems += _valid_members_numbers(checked, model, sent)
+    raise invalid_arguments(definition, problems)
+
+
+def _valid_members_numbers(
+    checked: pydantic_core.SchemaValidator | None, model: type[pydantic.BaseModel] | None, sent: dict[str, Any]
+) -> list[str]:
+    """The number problems of top-level members that validated (``sent``: their parsed JSON), in MethodToolCallback's words.
+
+    Read from ``checked`` (the type with the numbers rule's bounds, :func:`checked_validator`) validating
+    ``sent``: a number judged as its field's type makes it (``1e20`` is a fine ``float``, a problem as an
+    ``int``); without it (a pydantic ``model``: its class validates it), each member as its field validates it
+    alone, else as parsed, is walked (:func:`number_problems`).
+    """
+    if checked is None:
+        return [
+            f'{_dotted((key, *location))}: {reason}'
+            for key, value in sent.items()
+            for location, reason in _member_numbers(model, key, value)
+        ]
+    try:
+        checked.validate_python(sent)
+    except pydantic.ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    else:
+        return []
+    found: list[str] = []
+    for error in errors:
+        location, kind = error['loc'], error['type']
+        if not location or location[0] not in sent:
+            continue  # a member that failed (left out of ``sent``): already named
+        if kind in BOUND_ERRORS and isinstance(error.get('input'), int):
+            found.append(f'{_dotted(location)}: {OUT_OF_RANGE}')
+        elif kind == 'finite_number' or number_message(error) == NOT_FINITE:
+            found.append(f'{_dotted(location)}: {NOT_FINITE}')
+    return found
+
+
+def _member_numbers(model: type[pydantic.BaseModel] | None, key: str, value: Any) -> list[tuple[Location, str]]:
+    """``(location in the member, reason)`` of the number problems of one member (``value``, parsed) of a ``model`` type's input.
+
+    The member is validated alone as its field (``validate_assignment`` on an empty instance, so ``"nan"`` for a
+    ``float`` is the NaN it becomes and ``1e20`` a fine float); when that fails, or there is no model, as parsed.
+    """
+    member = value
+    fields = model.model_fields if model is not None else {}
+    name = next((n for n, info in fields.items() if key in (n, info.alias, info.validation_alias)), None)
+    if model is not None and name is not None:
+        try:
+            instance = model.__pydantic_validator__.validate_assignment(model.model_construct(), name, value)
+            member = getattr(instance, name)
+        except pydantic.ValidationError as exc:  # from Python: an integer too large for a float is not finite
+            finite = [(tuple(e['loc'][1:]), NOT_FINITE) for e in exc.errors() if number_message(e) == NOT_FINITE]
+            if finite:
+                return finite
+        except Exception:  # noqa: BLE001 - a model validator that needs the other fields: walk it as parsed
+            member = value
+    return number_problems(member, value)
+
+
+def _parsed(text: str) -> Any:
+    """The argument text parsed as the slow path of ``MethodToolCallback`` reads it: JSON's ``NaN``/``Infinity`` too.
+
+    Raises:
+        ToolArgumentsError: ``text`` is not a JSON object, even with those words (with the position).
+    """
+    try:
+        return parse_arguments(text)
+    except ToolArgumentsError:
+        extended = extended_arguments(text)
+        if extended is None:
+            raise
+        return extended
 
 
 class _SchemaArguments(NamedTuple):
@@ -487,7 +580,7 @@ def _check_numbers(definition: ToolDefinition, value: Any, where: Callable[[Loca
 
 def _dotted(location: Location) -> str:
     """A pydantic-style location: ``items.0.price``, ``(arguments)`` for the whole object."""
-    return '.'.join(str(part) for part in location) or '(arguments)'
+    return dotted(location) or '(arguments)'
 
 
 def _pointer(location: Location) -> str:
