@@ -26,8 +26,10 @@ in :class:`~toolweave.tools.MethodToolCallback`.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -558,7 +560,7 @@ def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> 
         except SchemaValidationError as exc:
             failures = problems(exc)
         except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
-            _check_numbers(definition, parse_arguments(text), _pointer)
+            _check_numbers(definition, parse_arguments(text), _pointer, validator)
             failures = [f'/: {exc}']
         else:
             _check_numbers(definition, value, _pointer)
@@ -568,14 +570,59 @@ def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> 
     return recover
 
 
-def _check_numbers(definition: ToolDefinition, value: Any, where: Callable[[Location], str]) -> None:
+def _check_numbers(
+    definition: ToolDefinition, value: Any, where: Callable[[Location], str], schema: SchemaValidator | None = None
+) -> None:
     """Raise ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``) for each bad number in ``value``.
 
-    Bad: non-finite, or an integer beyond the signed 64-bit range (:mod:`toolweave.tools._numbers`).
+    Bad: non-finite, or an integer beyond the signed 64-bit range (:mod:`toolweave.tools._numbers`). With the raw
+    ``schema`` that ``value`` is for, an integer beyond 64 bits where the schema takes any number (not only an
+    integer) is worded as the float it would be, not finite (as MethodToolCallback words it for a ``float``).
     """
     problems = number_problems(value)
+    if problems and schema is not None:
+        problems = _as_schema_numbers(schema, value, problems)
     if problems:
         raise invalid_arguments(definition, [f'{where(location)}: {reason}' for location, reason in problems])
+
+
+def _as_schema_numbers(
+    schema: SchemaValidator, value: Any, problems: list[tuple[Location, str]]
+) -> list[tuple[Location, str]]:
+    """``problems`` with each integer too large for a float, where ``schema`` wants a number, worded not finite.
+
+    MethodToolCallback's words for such an integer sent to a ``float`` (it would be infinite). Told by validating
+    copies of ``value`` with ``0.5``, then ``''``, in place of those integers: a number is wanted there when the
+    first passes and the second fails with ``type`` there (an untyped place keeps the range wording, as ``Any``).
+    """
+    huge = [
+        location
+        for location, reason in problems
+        if reason == OUT_OF_RANGE and location and abs(_at(value, location)) > sys.float_info.max
+    ]
+    if not huge:
+        return problems
+    as_number, as_text = (_type_failures(schema, value, huge, probe) for probe in (0.5, ''))
+    numbers = ({_pointer(location) for location in huge} - as_number) & as_text
+    return [(location, NOT_FINITE if _pointer(location) in numbers else reason) for location, reason in problems]
+
+
+def _type_failures(schema: SchemaValidator, value: Any, locations: list[Location], probe: Any) -> set[str]:
+    """The JSON pointers of ``type`` failures of ``value`` with ``probe`` at each of ``locations``."""
+    copied = copy.deepcopy(value)
+    for location in locations:
+        _at(copied, location[:-1])[location[-1]] = probe
+    try:
+        schema.validate(copied)
+    except SchemaValidationError as exc:
+        return {error['pointer'] or '/' for error in exc.errors if error['keyword'] == 'type'}
+    return set()
+
+
+def _at(value: Any, location: Location) -> Any:
+    for part in location:
+        value = value[part]
+    return value
 
 
 def _dotted(location: Location) -> str:
