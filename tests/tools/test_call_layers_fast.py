@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.tools import MethodToolCallback, ToolContext
-from toolweave.tools._numbers import dotted
+from toolweave.tools._numbers import dotted, may_hold_inf_nan
 from toolweave.tools.converter import DefaultToolCallResultConverter
 from toolweave.tools.method import convert_result
 
@@ -24,6 +24,11 @@ parts = st.one_of(st.text(max_size=6), st.integers(min_value=-(10**30), max_valu
 @given(st.lists(parts, max_size=6).map(tuple))
 def test_dotted_is_the_join_of_the_parts_as_text(location: tuple[Any, ...]) -> None:
     assert dotted(location) == '.'.join(map(str, location))
+
+
+@given(st.text(alphabet='NaIfinty" {}:,0', max_size=30))
+def test_may_hold_inf_nan_is_the_two_word_search(text: str) -> None:
+    assert may_hold_inf_nan(text) == ('NaN' in text or 'Infinity' in text)
 
 
 def one(x: int) -> str:

@@ -40,6 +40,7 @@ __all__ = [
     'checked_validator',
     'dotted',
     'extended_arguments',
+    'may_hold_inf_nan',
     'number_message',
     'number_problems',
     'numbers_checker',
@@ -118,13 +119,21 @@ def extended_arguments(text: str) -> dict[str, Any] | None:
     is (:data:`NOT_FINITE`, at its location) rather than as a syntax error. Texts without those
     words are not parsed again.
     """
-    if 'NaN' not in text and 'Infinity' not in text:
+    if not may_hold_inf_nan(text):
         return None
     try:
         value = pydantic_core.from_json(text, allow_inf_nan=True)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def may_hold_inf_nan(text: str) -> bool:
+    """Whether ``text`` holds ``NaN`` or ``Infinity`` (JSON's extensions, or words in a string).
+
+    Each word is searched only when its first letter is in the text (a one-character search is a ``memchr``).
+    """
+    return ('N' in text and 'NaN' in text) or ('I' in text and 'Infinity' in text)
 
 
 def _scalar_problem(item: Any) -> str | None:

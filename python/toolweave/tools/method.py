@@ -32,6 +32,7 @@ from toolweave.tools._numbers import (
     BOUND_ERRORS,
     dotted,
     extended_arguments,
+    may_hold_inf_nan,
     number_message,
     number_problems,
     numbers_checker,
@@ -378,7 +379,10 @@ class MethodToolCallback:
         did, the one-step error says all it would (a model with numbers has no bounded validator:
         pydantic-core validates it with the class's own).
         """
-        failed = {error['loc'][0] for error in errors if error['loc']}
+        failed = set()
+        for error in errors:  # a loop: a comprehension is a call of its own
+            if error['loc']:
+                failed.add(error['loc'][0])
         if failed >= self._param_names:  # every parameter failed: whatever was sent failed
             return _read_as_strict_json(tool_input)
         try:
@@ -567,7 +571,7 @@ def _read_as_strict_json(text: str) -> bool:
     JSON, which the slow path refuses as syntax errors: only a text holding one of those words is
     parsed again to tell.
     """
-    if 'NaN' not in text and 'Infinity' not in text:
+    if not may_hold_inf_nan(text):
         return True
     try:
         parse_arguments(text)
