@@ -1338,8 +1338,9 @@ impl ArgumentDecoder {
                 None => None,
             });
         }
+        let sent = given.iter().flatten().count();
         let (out, names) = self.fill_fields(v.py(), f, given, model)?;
-        if f.extra == Extra::Allow && out.len() < d.len() {
+        if f.extra == Extra::Allow && sent < d.len() {
             for (k, item) in d.iter() {
                 if key_text(&k).and_then(|k| f.field_of(k, 0)).is_none() {
                     out.set_item(k, item)?;

@@ -898,3 +898,27 @@ def test_an_invalid_value_at_the_start_stops_the_read(name: str) -> None:
     invalid, invalid_peak = peak('{"points": [{"x": "one"}, ' + items + ']' + tail)
     assert invalid is None
     assert invalid_peak * 50 < valid_peak, (invalid_peak, valid_peak)
+
+
+def test_allowed_extras_stay_beside_a_filled_factory_default() -> None:
+    """A factory-filled field does not hide an extra key (the build once counted the filled field as sent)."""
+    schema = {
+        'type': 'typed-dict',
+        'fields': {
+            'a': {'type': 'typed-dict-field', 'schema': {'type': 'str'}},
+            'd': {
+                'type': 'typed-dict-field',
+                'schema': {'type': 'default', 'schema': {'type': 'str'}, 'default_factory': lambda: 'made'},
+            },
+        },
+        'extra_behavior': 'allow',
+        'total': False,
+    }
+    text = '{"a": "", "zz": null}'
+    want = pydantic_core.SchemaValidator(schema).validate_json(text)  # type: ignore[arg-type]
+    assert want == {'a': '', 'd': 'made', 'zz': None}
+    for decoder in (RustDecoder, TwinDecoder):
+        built = decoder.build(schema)
+        assert built is not None
+        got = built.decode(text)
+        assert got == want and list(got) == list(want), decoder
