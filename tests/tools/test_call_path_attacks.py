@@ -9,8 +9,9 @@ callback level (repeated keys around invalid values, ``-0``, ``1E+2``, 64-bit ed
 surrogates, string-cache slot collisions), real pydantic features (aliases, ``populate_by_name``, frozen,
 private attributes, computed fields, generic models, discriminated unions, dataclasses, TypedDict
 ``Required``/``NotRequired``, strict and string-transform configs), depth edges, 8 threads and ``acall``
-concurrency, the raw-schema ``SchemaValidator`` against its twin on hostile texts, and ``default_factory``
-order and count.
+concurrency, the raw-schema ``SchemaValidator`` against its twin on hostile texts, ``default_factory``
+order and count, allowed extra arguments, repeated keys of validated dicts, repeated unexpected keys and
+mutable parameter defaults. Defects found are pinned as strict xfails whose reason names the cause and a fix.
 """
 
 from __future__ import annotations
@@ -804,3 +805,63 @@ def test_a_repeated_key_with_an_invalid_first_value_is_refused_beside_valid_para
     kind, message = both(counted, text)
     assert kind == 'ToolExecutionError'
     assert 'Input should be a valid' in message
+
+
+# ------------------------------------------------------------------------------------------ problems named once
+
+
+def nothing() -> str:
+    return 'done'
+
+
+def one(a: int) -> str:
+    return repr(a)
+
+
+def test_a_repeated_unexpected_argument_is_named_once_by_the_slow_path() -> None:
+    assert both(one, '{"x": 1, "x": 2}') == invalid('one', "unexpected argument 'x'", 'a: missing required argument')
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason='a repeated unexpected key is named once per pair when the one-step error is reported '
+    "(\"unexpected argument 'x'; unexpected argument 'x'\"), once when the slow path reports it (it lists the "
+    'parsed keys): MethodToolCallback._problems_of (python/toolweave/tools/method.py:409) appends one problem '
+    'per pydantic error, and pydantic reports extra_forbidden for each pair of a repeated key. Fix: drop '
+    'repeated problems (dict.fromkeys) there.',
+)
+@pytest.mark.parametrize(
+    ('tool', 'text'),
+    [(nothing, '{"x": 1, "x": 2}'), (one, '{"a": 1, "x": 1, "x": 2}'), (one, '{"a": 1, "x": 1e999, "x": 2}')],
+)
+def test_a_repeated_unexpected_argument_is_named_once(tool: Callable[..., str], text: str) -> None:
+    assert both(tool, text) == invalid(tool.__name__, "unexpected argument 'x'")
+
+
+# ------------------------------------------------------------------------------------------ mutable defaults
+
+
+def appended(a: int, seen: list[int] = [], copied: Annotated[list[int], pydantic.Field(default=[])] = []) -> str:  # noqa: B006 - the attack
+    seen.append(a)
+    copied.append(a)
+    return json.dumps([seen, copied])
+
+
+def test_a_field_default_is_a_fresh_copy_per_call() -> None:
+    callback = MethodToolCallback(appended)
+    first, second = callback.call('{"a": 1}'), callback.call('{"a": 2}')
+    assert json.loads(first)[1] == [1] and json.loads(second)[1] == [2]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a parameter's plain mutable Python default (seen: list = []) is the same object in every call, so "
+    "calls (and concurrent threads) see each other's changes, while a Field(default=[]) default is a fresh copy "
+    'per call and pydantic (validate_call, with_default.rs copy_default) deep-copies an unhashable default: '
+    'parameter_default (python/toolweave/tools/schema.py:807) returns parameter.default as it is. Fix: deep-copy '
+    'an unhashable default there (as pydantic-core does), or document the Python sharing.',
+)
+def test_a_plain_mutable_default_is_a_fresh_copy_per_call() -> None:
+    callback = MethodToolCallback(appended)
+    first, second = callback.call('{"a": 1}'), callback.call('{"a": 2}')
+    assert json.loads(first)[0] == [1] and json.loads(second)[0] == [2]
