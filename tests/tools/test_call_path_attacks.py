@@ -528,6 +528,54 @@ def test_eight_threads_answer_as_one() -> None:
     assert all(answers == want for answers in got)
 
 
+def test_eight_threads_evicting_each_others_cached_keys_answer_as_one() -> None:
+    """The decoder's reads and a raw schema's plan (which seeds its names into the parse cache) share slots."""
+    keys = _colliding(4)
+    schema = {
+        'type': 'object',
+        'properties': {keys[0]: {'type': 'integer'}, keys[1]: {'enum': [keys[2], keys[3]]}},
+        'required': [keys[0]],
+        'additionalProperties': False,
+    }
+    raw = FunctionToolCallback.builder('raw', lambda d: json.dumps(d)).input_schema(schema).build()
+    decoded = MethodToolCallback(keyed)
+    texts: list[tuple[Any, str]] = [
+        (raw, json.dumps({keys[0]: 1, keys[1]: keys[3]})),
+        (raw, json.dumps({keys[1]: keys[2], keys[0]: -(2**63)})),
+        (raw, json.dumps({keys[0]: 'x', keys[1]: keys[0]})),
+        (raw, json.dumps({keys[0]: 1, keys[2]: 1})),
+        (
+            decoded,
+            json.dumps({'k': {'values': {keys[0]: 1, keys[1]: 2}, 'anything': {keys[2]: keys[3]}}, 'tags': keys}),
+        ),
+        (decoded, json.dumps({'tags': keys[::-1], 'k': {'anything': {keys[3]: [keys[0]]}, 'values': {keys[2]: 3}}})),
+        (decoded, json.dumps({'k': {'values': {keys[0]: keys[1]}, 'anything': {}}, 'tags': []})),
+    ]
+    want = [outcome(callback, text) for callback, text in texts]
+    assert [kind for kind, _ in want] == [
+        'ok',
+        'ok',
+        'ToolExecutionError',
+        'ToolExecutionError',
+        'ok',
+        'ok',
+        'ToolExecutionError',
+    ]
+    got: list[list[tuple[str, str]]] = []
+    barrier = threading.Barrier(8)
+
+    def work(shift: int) -> None:
+        barrier.wait(timeout=30)
+        for round_ in range(40):
+            order = [(shift + round_ + i) % len(texts) for i in range(len(texts))]
+            answers = sorted((i, outcome(*texts[i])) for i in order)
+            got.append([answer for _, answer in answers])
+
+    run_threads([threading.Thread(target=work, args=(shift,)) for shift in range(8)])
+    assert len(got) == 8 * 40
+    assert all(answers == want for answers in got)
+
+
 def test_acall_gathered_answers_as_call() -> None:
     shared = {tool: MethodToolCallback(tool) for tool, _ in MIXED}
     want = [outcome(MethodToolCallback(tool), text) for tool, text in MIXED]
