@@ -592,6 +592,34 @@ def test_acall_gathered_answers_as_call() -> None:
     assert asyncio.run(main()) == want * 10
 
 
+async def async_models(fr: Frozen, al: Aliased) -> str:
+    await asyncio.sleep(0)
+    return models(fr, al)
+
+
+def test_an_async_tool_answers_as_its_sync_twin_through_call_and_acall() -> None:
+    texts = [text for tool, text, _ in PINNED if tool is models] + ['{"fr": {"a": 1}, "al": {"fullName": "\\ud800"}}']
+    sync, asynchronous = MethodToolCallback(models), MethodToolCallback(async_models)
+    want = [outcome(sync, text) for text in texts]
+    assert [outcome(asynchronous, text) for text in texts] == [
+        (kind, message.replace("'models'", "'async_models'")) for kind, message in want
+    ]
+
+    async def one(text: str) -> tuple[str, str]:
+        try:
+            return 'ok', await asynchronous.acall(text)
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return type(exc).__name__, str(exc)
+
+    async def main() -> list[tuple[str, str]]:
+        inside = outcome(asynchronous, texts[0])  # call() from a running loop: run on a helper thread
+        return [inside, *await asyncio.gather(*(one(text) for _ in range(5) for text in texts))]
+
+    got = asyncio.run(main())
+    assert got[0] == want[0]
+    assert got[1:] == [(k, m.replace("'models'", "'async_models'")) for k, m in want] * 5
+
+
 # ------------------------------------------------------------------------------------------ raw schema (FunctionToolCallback)
 
 RAW_SCHEMA = {
