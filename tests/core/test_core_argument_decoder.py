@@ -23,6 +23,7 @@ import pydantic_core
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.concurrency import run_threads
 from toolweave._core import ArgumentDecoder as RustDecoder
 from toolweave._reference.decode import ArgumentDecoder as TwinDecoder
 from typing_extensions import TypedDict
@@ -545,11 +546,7 @@ def test_one_decoder_from_eight_threads() -> None:
             failures.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
+    run_threads(threads)
     assert failures == []
 
 

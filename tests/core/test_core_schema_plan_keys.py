@@ -22,6 +22,7 @@ from typing import Any
 import hypothesis.strategies as st
 import toolweave._core as rust_core
 from hypothesis import given, settings
+from support.concurrency import run_threads
 from toolweave.exceptions import SchemaValidationError, ToolArgumentsError
 
 _MASK = (1 << 64) - 1
@@ -239,11 +240,7 @@ def test_many_threads_with_different_schemas_get_the_single_thread_answers():
                     failures.append(text)
 
     threads = [threading.Thread(target=run, args=case) for case in cases]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
+    run_threads(threads)
     assert failures == []
 
 

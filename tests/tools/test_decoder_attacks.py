@@ -13,20 +13,11 @@ from typing import Any
 
 import pydantic
 import pytest
+from support.concurrency import counting
 from toolweave._core import ArgumentDecoder as RustDecoder
 from toolweave._native import IMPLEMENTATION
 from toolweave._reference.decode import ArgumentDecoder as TwinDecoder
 from toolweave.tools import MethodToolCallback
-
-
-def _counting(make: Callable[[], Any]) -> tuple[Callable[[], Any], list[Any]]:
-    made: list[Any] = []
-
-    def factory() -> Any:
-        made.append(make())
-        return made[-1]
-
-    return factory, made
 
 
 @pytest.mark.parametrize(
@@ -36,7 +27,7 @@ def _counting(make: Callable[[], Any]) -> tuple[Callable[[], Any], list[Any]]:
 )
 @pytest.mark.parametrize('decoder', [True, False], ids=['decoder', 'pydantic'])
 def test_a_model_default_factory_runs_once_per_call(make: Callable[[], Any], decoder: bool) -> None:
-    factory, made = _counting(make)
+    factory, made = counting(make)
 
     class Stamped(pydantic.BaseModel):
         label: str

@@ -14,18 +14,9 @@ from typing import Annotated, Any
 import pydantic
 import pytest
 from pydantic import Field
+from support.concurrency import counting
 from toolweave.exceptions import ToolExecutionError
 from toolweave.tools import MethodToolCallback
-
-
-def _counting(make: Callable[[], Any]) -> tuple[Callable[[], Any], list[Any]]:
-    made: list[Any] = []
-
-    def factory() -> Any:
-        made.append(make())
-        return made[-1]
-
-    return factory, made
 
 
 def _tools(factory: Callable[[], Any]) -> list[Callable[..., Any]]:
@@ -41,7 +32,7 @@ def _tools(factory: Callable[[], Any]) -> list[Callable[..., Any]]:
 @pytest.mark.parametrize('decoder', [True, False], ids=['decoder', 'pydantic'])
 @pytest.mark.parametrize('form', [0, 1], ids=['annotated', 'assigned'])
 def test_a_factory_parameter_is_optional_and_its_factory_runs_once_per_call(form: int, decoder: bool) -> None:
-    factory, made = _counting(lambda: uuid.uuid4())
+    factory, made = counting(lambda: uuid.uuid4())
     tool = MethodToolCallback(_tools(factory)[form])
     if not decoder:
         tool._decoder = None
@@ -55,7 +46,7 @@ def test_a_factory_parameter_is_optional_and_its_factory_runs_once_per_call(form
 
 @pytest.mark.parametrize('form', [0, 1], ids=['annotated', 'assigned'])
 def test_a_factory_value_is_the_developers_not_judged_by_the_numbers_rule(form: int) -> None:
-    factory, made = _counting(lambda: math.nan)
+    factory, made = counting(lambda: math.nan)
     tool = MethodToolCallback(_tools(factory)[form])
     assert tool.call('{"y": 1}') == 'nan' and len(made) == 1
     with pytest.raises(ToolExecutionError) as info:  # another parameter fails: the slow path
