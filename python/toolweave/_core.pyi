@@ -41,6 +41,15 @@ class ArgumentDecoder:
 
         None also for a malformed schema (any reachable node, key or config not understood).
         """
+    @property
+    def typed_dict_factories(self) -> bool:
+        """Whether a typed dict of the plan has a field with a ``default_factory``.
+
+        Its result is in what :meth:`decode` returns as the factory made it, not judged by the numbers rule (a
+        model field's is not judged by the tool's rule either); the caller judges the value as it judges
+        ``validate_json``'s. Judging it in ``decode`` would answer None after the factory ran, and pydantic
+        would call it a second time.
+        """
     def decode(self, text: str) -> Any | None:
         """What ``validate_json(text)`` returns, or None when the decoder is not certain of it.
 
@@ -50,8 +59,8 @@ class ArgumentDecoder:
         defaults as pydantic-core's ``with_default``: unhashable ones deep-copied, factories called. None
         when ``text`` is not an exact str holding a strict JSON object, when pydantic would refuse it or might
         coerce a value (``"3"`` or ``3.0`` for an int), when a number in the result is not an int within
-        signed 64 bits or a finite float (a model field's ``default_factory`` result is not judged, as the
-        tool's numbers rule does not judge it), when containers nest deeper than 100, or when a repeated key
+        signed 64 bits or a finite float (a ``default_factory`` result is not judged: see
+        :attr:`typed_dict_factories`), when containers nest deeper than 100, or when a repeated key
         meets a validated dict. The text is read once, each value straight into its final object, and the first
         value not certain stops the read (an invalid call costs a short partial read), unless the result has
         effects beyond its own objects (a ``default_factory``, a default whose deep copy runs user code, a model

@@ -52,10 +52,9 @@ enum Default {
     Absent,
     /// The default itself, deep-copied first when it is not hashable (`copy_default` in `with_default.rs`).
     Value(Py<PyAny>, bool),
-    /// `default_factory()`, and whether its result is judged by the numbers rule: in a typed dict (a tool's
-    /// parameters) yes, in a model no (the tool's rule judges only the fields the input set; judging would hand
-    /// the call back to pydantic, which calls the factory a second time).
-    Factory(Py<PyAny>, bool),
+    /// `default_factory()`, its result taken as it is (called once per use, as pydantic calls it; a typed dict's
+    /// result is left to the caller's numbers rule, see [`ArgumentDecoder::typed_dict_factories`]).
+    Factory(Py<PyAny>),
 }
 
 struct Field {
@@ -174,8 +173,8 @@ enum Node {
 /// typed-dict, model over model-fields, default (as a field's schema), definitions. `decode(text)` returns what
 /// `validate_json(text)` returns (same types, the enum members themselves, model instances built as pydantic-core's
 /// `ModelValidator` builds them: `object.__new__`, then `__dict__`, `__pydantic_extra__`, `__pydantic_private__`,
-/// `__pydantic_fields_set__`) when pydantic would accept `text` and every number in the result is an int within
-/// signed 64 bits or a finite float; otherwise None (not a str, not a strict JSON object, a value lax mode might
+/// `__pydantic_fields_set__`) when pydantic would accept `text` and every number in the result (but a
+/// `default_factory`'s, see `typed_dict_factories`) is an int within signed 64 bits or a finite float; otherwise None (not a str, not a strict JSON object, a value lax mode might
 /// coerce, containers nested deeper than 100, anything uncertain). It raises only what a `default_factory` (or
 /// `copy.deepcopy` of an unhashable default) raises. Immutable; safe from many threads. The pure-Python twin is
 /// `toolweave._reference.decode.ArgumentDecoder`.
@@ -188,18 +187,18 @@ pub struct ArgumentDecoder {
     /// The plan has a `dict` whose values are validated: a repeated key then answers None (pydantic validates
     /// each pair of the text, the parser keeps the last).
     counts_pairs: bool,
+    /// A typed dict of the plan has a field with a `default_factory` (see the `typed_dict_factories` getter).
+    typed_dict_factories: bool,
     /// BUILD has no effect beyond this call's own objects (no `default_factory`, deep copies of plain data only,
     /// no model class with `__del__`): the [`Reader`] decodes while reading, a failure halfway is unseen.
     one_pass: bool,
     deepcopy: Py<PyAny>,
-    model_type: Py<PyType>,
-    enum_type: Py<PyType>,
 }
 
 /// Why a value was not given.
 enum Stop {
-    /// Not certain (a value pydantic's lax mode might coerce, a missing field, a factory's result breaking the
-    /// numbers rule, ...); the [`Reader`] is past the value.
+    /// Not certain (a value pydantic's lax mode might coerce, a missing field, ...); the [`Reader`] is past the
+    /// value.
     Unsure,
     /// Not certain, and not read: the [`Reader`] is still at its first byte (a JSON type the node never takes).
     Mismatch,
@@ -249,6 +248,7 @@ impl ArgumentDecoder {
             refs: HashMap::new(),
             queue: Vec::new(),
             counts_pairs: false,
+            typed_dict_factories: false,
             object_new: object.getattr("__new__").ok()?,
             enum_type,
             model_type,
@@ -268,10 +268,18 @@ impl ArgumentDecoder {
             nodes: c.nodes,
             root,
             counts_pairs: c.counts_pairs,
+            typed_dict_factories: c.typed_dict_factories,
             deepcopy: py.import("copy").ok()?.getattr("deepcopy").ok()?.unbind(),
-            model_type: c.model_type.unbind(),
-            enum_type: c.enum_type.unbind(),
         })
+    }
+
+    /// Whether a typed dict of the plan has a field with a `default_factory`. Its result, in what `decode`
+    /// returns, is not judged by the numbers rule (a model's is not judged by the tool's rule either): the caller
+    /// judges the value as it judges `validate_json`'s. Judging it here would answer None after the factory ran,
+    /// and pydantic would call it a second time.
+    #[getter]
+    fn typed_dict_factories(&self) -> bool {
+        self.typed_dict_factories
     }
 
     /// What `validate_json(text)` returns, or None when the decoder is not certain of it (see the class).
@@ -902,7 +910,7 @@ impl<'a, 'py> Reader<'a, 'py> {
             self.slots.truncate(base);
             return Err(read.err().unwrap_or(Stop::Unsure));
         }
-        let (out, names) = dec.fill_fields(self.py, f, self.slots.drain(base..), model)?;
+        let (out, names) = dec.fill_fields(self.py, f, self.slots.drain(base..).map(Ok), model)?;
         if let Some(extras) = extras {
             for (k, v) in extras.iter() {
                 out.set_item(k, v)?;
@@ -1331,14 +1339,19 @@ impl ArgumentDecoder {
         model: bool,
     ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
         let d = v.cast_exact::<PyDict>().map_err(PyErr::from)?;
-        let mut given = Vec::with_capacity(f.fields.len());
-        for field in &f.fields {
-            given.push(match d.get_item(field.key.bind(v.py()))? {
-                Some(item) => Some(self.build_value(field.node, item)?),
-                None => None,
+        let mut sent = 0;
+        // lazy: each given field is built and each missing one filled in schema order, as pydantic-core goes
+        // field by field (a nested model's factories run between this one's, in that order)
+        let given = f
+            .fields
+            .iter()
+            .map(|field| match d.get_item(field.key.bind(v.py()))? {
+                Some(item) => {
+                    sent += 1;
+                    Ok(Some(self.build_value(field.node, item)?))
+                }
+                None => Ok(None),
             });
-        }
-        let sent = given.iter().flatten().count();
         let (out, names) = self.fill_fields(v.py(), f, given, model)?;
         if f.extra == Extra::Allow && sent < d.len() {
             for (k, item) in d.iter() {
@@ -1350,20 +1363,21 @@ impl ArgumentDecoder {
         Ok((out, names))
     }
 
-    /// The output dict of a typed dict or model from the value `given` for each field (schema order), the
-    /// missing ones filled ([`Self::fill`]), and for a model the set of the names given.
+    /// The output dict of a typed dict or model from the value `given` for each field (schema order, taken one
+    /// at a time between the fills), the missing ones filled ([`Self::fill`]), and for a model the set of the
+    /// names given.
     fn fill_fields<'py>(
         &self,
         py: Python<'py>,
         f: &Fields,
-        given: impl IntoIterator<Item = Option<Bound<'py, PyAny>>>,
+        given: impl IntoIterator<Item = Result<Option<Bound<'py, PyAny>>, Stop>>,
         model: bool,
     ) -> Result<(Bound<'py, PyDict>, Option<Bound<'py, PySet>>), Stop> {
         let out = PyDict::new(py);
         let mut seen = Seen::new(f.fields.len());
         let mut all = true;
         for (j, (field, value)) in f.fields.iter().zip(given).enumerate() {
-            match value {
+            match value? {
                 Some(value) => {
                     out.set_item(field.name.bind(py), value)?;
                     seen.set(j);
@@ -1405,15 +1419,7 @@ impl ArgumentDecoder {
                     out.set_item(name, x)?;
                 }
             }
-            Default::Factory(factory, judged) => {
-                let made = factory.bind(py).call0()?;
-                if *judged
-                    && !numbers_fine(&made, self.model_type.bind(py), self.enum_type.bind(py))?
-                {
-                    return Err(Stop::Unsure);
-                }
-                out.set_item(name, made)?;
-            }
+            Default::Factory(factory) => out.set_item(name, factory.bind(py).call0()?)?,
         }
         Ok(())
     }
@@ -1477,6 +1483,7 @@ struct Compiler<'py> {
     /// Definitions referred to and not compiled yet, with their [`Node::Ref`].
     queue: Vec<(String, usize)>,
     counts_pairs: bool,
+    typed_dict_factories: bool,
     object_new: Bound<'py, PyAny>,
     enum_type: Bound<'py, PyType>,
     model_type: Bound<'py, PyType>,
@@ -1898,7 +1905,7 @@ impl<'py> Compiler<'py> {
         field: &Bound<'py, PyDict>,
         required: bool,
         depth: usize,
-        judged: bool,
+        typed_dict: bool,
     ) -> Option<Field> {
         let py = self.py;
         let name = text(name)?;
@@ -1917,7 +1924,8 @@ impl<'py> Compiler<'py> {
                 return None;
             }
             if item(&wrapper, "default").is_some() || item(&wrapper, "default_factory").is_some() {
-                default = self.default(&wrapper, judged)?;
+                default = self.default(&wrapper)?;
+                self.typed_dict_factories |= typed_dict && matches!(default, Default::Factory(_));
             }
             schema = item(&wrapper, "schema")?;
         }
@@ -1932,8 +1940,8 @@ impl<'py> Compiler<'py> {
     }
 
     /// A missing field's value: the default (within the numbers rule; deep-copied per use when unhashable) or
-    /// the factory's (its result `judged` by the numbers rule or not, see [`Default::Factory`]).
-    fn default(&self, wrapper: &Bound<'py, PyDict>, judged: bool) -> Option<Default> {
+    /// the factory's ([`Default::Factory`]).
+    fn default(&self, wrapper: &Bound<'py, PyDict>) -> Option<Default> {
         match given(wrapper, "default_factory") {
             None => {
                 let value =
@@ -1951,7 +1959,7 @@ impl<'py> Compiler<'py> {
                 {
                     return None;
                 }
-                Some(Default::Factory(factory.unbind(), judged))
+                Some(Default::Factory(factory.unbind()))
             }
         }
     }

@@ -430,17 +430,19 @@ def test_factory_errors_propagate_as_pydantics_do() -> None:
     assert decoder.decode('{"made": "x"}') is None  # refused in CHECK: the factory is not called
 
 
-def test_a_factory_result_is_judged_by_the_numbers_rule_in_a_typed_dict_only() -> None:
-    # A model field's factory result is not judged (the tool's numbers rule judges only the fields the input
-    # set): decoded, so pydantic never calls the factory a second time. A typed dict's (a tool's parameters)
-    # is judged as before.
+def test_a_factory_result_is_not_judged_and_a_typed_dict_factory_is_flagged() -> None:
+    # No factory result is judged by the numbers rule in decode (judging would answer None after the factory
+    # ran, and pydantic would call it a second time). A model field's is not judged by the tool's rule either;
+    # a typed dict's is flagged (typed_dict_factories), for the caller to judge as it judges validate_json's.
     class Big(pydantic.BaseModel):
         n: int = pydantic.Field(default_factory=lambda: 2**70)
 
     for decoder_class in (RustDecoder, TwinDecoder):
-        decoded = decoder_class.build(_adapter(Big).core_schema).decode('{}')
+        model = decoder_class.build(_adapter(Big).core_schema)
+        decoded = model.decode('{}')
         assert decoded.n == 2**70 and decoded.model_fields_set == set()
-        assert decoder_class.build(_adapter(Big).core_schema).decode('{"n": 1}').n == 1
+        assert model.decode('{"n": 1}').n == 1
+        assert model.typed_dict_factories is False
         parameters = {
             'type': 'typed-dict',
             'fields': {
@@ -452,7 +454,10 @@ def test_a_factory_result_is_judged_by_the_numbers_rule_in_a_typed_dict_only() -
             },
         }
         decoder = decoder_class.build(parameters)
-        assert decoder.decode('{}') is None and decoder.decode('{"n": 1}') == {'n': 1}
+        assert decoder.typed_dict_factories is True
+        assert decoder.decode('{}') == {'n': 2**70} and decoder.decode('{"n": 1}') == {'n': 1}
+        parameters['fields']['n']['schema'] = {'type': 'default', 'schema': {'type': 'int'}, 'default': 3}
+        assert decoder_class.build(parameters).typed_dict_factories is False
 
 
 # ------------------------------------------------------------------------------------------ fuzz

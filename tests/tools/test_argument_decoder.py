@@ -473,6 +473,7 @@ class Spy:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self.typed_dict_factories = inner.typed_dict_factories
 
     @classmethod
     def build(cls, core_schema: Any) -> Spy | None:
@@ -568,3 +569,30 @@ def test_build_and_decode_never_raise(decoder_class: Any, schema: Any, text: str
         decoder.decode(text)
     decoded = decoder_class.build({'type': 'any'}).decode(text)
     assert decoded is None or decoded == json.loads(text)
+
+
+class Stamped(TypedDict, total=False):
+    label: str
+    reading: Annotated[Any, pydantic.Field(default_factory=lambda: STAMPED.pop())]
+
+
+STAMPED: list[Any] = []
+
+
+def stamped(s: Stamped) -> str:
+    return repr(s.get('reading'))
+
+
+@pytest.mark.parametrize('made', [math.nan, 2**70, [math.inf], 1.5])
+@pytest.mark.parametrize('decoder', [True, False])
+def test_a_typed_dict_factory_result_is_judged_by_the_tool_as_without_the_decoder(decoder: bool, made: Any) -> None:
+    # The decoder hands a typed dict's factory result over unjudged (typed_dict_factories); the tool judges
+    # it as it judges validate_json's: a number problem sends the call to the slow path, which does not judge
+    # a value the input did not set. Every answer is the one without the decoder, the factory called no more.
+    tool = MethodToolCallback(stamped)
+    if not decoder:
+        tool._decoder = None
+    STAMPED[:] = [made] * 3
+    assert tool.call('{"s": {"label": "x"}}') == repr(made)
+    calls = 3 - len(STAMPED)
+    assert calls == (1 if isinstance(made, float) and math.isfinite(made) else 2)

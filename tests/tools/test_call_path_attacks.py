@@ -744,14 +744,6 @@ def test_factories_run_in_pydantics_order_in_the_twin_and_without_the_decoder() 
     assert without.call('{"o": {"b": {}}}') == '(0, 1, 2)'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='Rust ArgumentDecoder calls the default_factory of every missing field of a model/typed dict only '
-    'after building all the given fields (rust/py/decode.rs:1334-1344 build_fields collects `given` eagerly, then '
-    'fill_fields calls the factories); pydantic-core (model_fields.rs/typed_dict.rs) and the twin '
-    '(_reference/decode.py:384-389) go field by field in schema order. Fix: build each given field and fill each '
-    'missing one in the same schema-order loop (a lazy `given` iterator zipped in fill_fields).',
-)
 def test_factories_run_in_pydantics_order_with_the_rust_decoder() -> None:
     adapter = pydantic.TypeAdapter(Outer)
     _fresh_serials()
@@ -778,15 +770,7 @@ def order(o: Order) -> str:
     return repr(o['stamp'])
 
 
-@pytest.mark.parametrize('decoder', [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True,
-    reason='a typed dict field default_factory whose result numbers_fine cannot vouch for (a uuid, datetime, set, '
-    'an int beyond 64 bits) runs twice per call with the Rust decoder, and the second value is the one used: the '
-    'decoder calls it in BUILD, then answers None (rust/py/decode.rs:1407-1413 fill, Default::Factory judged; twin '
-    '_reference/decode.py:_Default.get) and validate_json calls it again. Fix: judge no factory result (as for '
-    "model fields), or only those of the root typed dict (a tool's parameters, whose factories toolweave fills "
-    'itself), or judge before any side effect is visible by refusing such plans at build.',
-))], ids=['without-decoder', 'decoder'])  # fmt: skip
+@pytest.mark.parametrize('decoder', [False, True], ids=['without-decoder', 'decoder'])
 def test_a_typed_dict_default_factory_runs_once_per_call(decoder: bool) -> None:
     STAMPS.clear()
     callback = MethodToolCallback(order)

@@ -29,8 +29,9 @@ The subset, with the pydantic-core rule each node follows (files under ``src/val
   names sent; no ``__init__``, post-init, root model or ``allow``); a field's ``validation_alias``
   (a plain ``str``) is its JSON key;
 * ``default`` as a field's schema (``with_default.rs``: an unhashable default is deep-copied per use,
-  a hashable one is returned as it is; ``default_factory`` is called, ``takes_data`` refused; a model
-  field's factory result is not judged by the numbers rule, as the tool's rule does not judge it);
+  a hashable one is returned as it is; ``default_factory`` is called, ``takes_data`` refused; its result is
+  not judged by the numbers rule: a model field's is not judged by the tool's rule either, and a typed dict
+  field's is left to the caller, see ``ArgumentDecoder.typed_dict_factories``);
 * ``definitions`` / ``definition-ref`` (recursive types).
 
 Nesting deeper than :data:`MAX_DEPTH` containers is refused (pydantic's JSON parser has its own
@@ -95,11 +96,15 @@ class _Unsure(Exception):
 class ArgumentDecoder:
     """A plan compiled from a pydantic core schema; see the module docstring. Immutable; thread-safe."""
 
-    __slots__ = ('_counts_pairs', '_root')
+    __slots__ = ('_counts_pairs', '_root', 'typed_dict_factories')
 
-    def __init__(self, root: _Node, counts_pairs: bool) -> None:
+    def __init__(self, root: _Node, counts_pairs: bool, typed_dict_factories: bool) -> None:
         self._root = root
         self._counts_pairs = counts_pairs
+        #: A typed dict of the plan has a field with a ``default_factory``: its result, in what ``decode``
+        #: returns, is not judged by the numbers rule; the caller judges it as it judges ``validate_json``'s
+        #: (judging it here would answer ``None`` after the factory ran, and pydantic would call it again).
+        self.typed_dict_factories = typed_dict_factories
 
     @staticmethod
     def build(core_schema: Mapping[str, Any]) -> ArgumentDecoder | None:
@@ -110,7 +115,7 @@ class ArgumentDecoder:
             compiler.finish()
         except Exception:  # noqa: BLE001 - malformed or unknown schemas: no plan
             return None
-        return ArgumentDecoder(root, compiler.counts_pairs)
+        return ArgumentDecoder(root, compiler.counts_pairs, compiler.typed_dict_factories)
 
     def decode(self, text: str) -> Any | None:
         """What ``validate_json(text)`` returns, or ``None`` when not certain (see the module docstring).
@@ -130,10 +135,7 @@ class ArgumentDecoder:
             return None
         if not self._root.check(value, 0):
             return None
-        try:
-            return self._root.build(value)
-        except _Unsure:  # a default_factory's result with a number toolweave refuses
-            return None
+        return self._root.build(value)
 
 
 # ---------------------------------------------------------------------------------------------- plan nodes
@@ -311,17 +313,14 @@ class _Dict(_Node):
 class _Default:
     """A missing field's value (``with_default.rs``): the default (deep-copied if unhashable) or the factory's.
 
-    A factory's result is ``judged`` by the numbers rule in a typed dict (a tool's parameters), not in a
-    model: the tool's rule judges only the fields the input set, and an unsure answer would hand the call
-    to pydantic, which calls the factory a second time.
+    A factory's result is not judged by the numbers rule (see ``ArgumentDecoder.typed_dict_factories``).
     """
 
-    __slots__ = ('copied', 'factory', 'judged', 'value')
+    __slots__ = ('copied', 'factory', 'value')
 
-    def __init__(self, node: Mapping[str, Any], judged: bool) -> None:
+    def __init__(self, node: Mapping[str, Any]) -> None:
         self.factory: Callable[[], Any] | None = node.get('default_factory')
         self.value = node.get('default')
-        self.judged = judged
         if self.factory is None:
             if not _numbers_fine(self.value):
                 raise _Unsure('default')
@@ -332,10 +331,7 @@ class _Default:
     def get(self) -> Any:
         if self.factory is None:
             return copy.deepcopy(self.value) if self.copied else self.value
-        made = self.factory()
-        if self.judged and not _numbers_fine(made):
-            raise _Unsure('default_factory result')
-        return made
+        return self.factory()
 
 
 class _Field:
@@ -613,6 +609,7 @@ class _Compiler:
         self.definitions: dict[str, Mapping[str, Any]] = {}
         self.refs: dict[str, _Ref] = {}
         self.counts_pairs = False
+        self.typed_dict_factories = False
 
     def finish(self) -> None:
         """Compile every definition referred to (more may be referred to while doing so)."""
@@ -696,7 +693,7 @@ class _Compiler:
         for name, field in node['fields'].items():
             _keys(field, _FIELD_KEYS | {'required'})
             required = field.get('required', total)
-            fields.append(self.field(name, field, config, bool(required), judged=True))
+            fields.append(self.field(name, field, config, bool(required), typed_dict=True))
         return _Members(tuple(fields), _extra(node, config))
 
     def model(self, node: Mapping[str, Any]) -> _Node:
@@ -714,11 +711,11 @@ class _Compiler:
         fields = []
         for name, field in inner['fields'].items():
             _keys(field, _FIELD_KEYS | {'frozen'})
-            fields.append(self.field(name, field, config, True, judged=False))
+            fields.append(self.field(name, field, config, True, typed_dict=False))
         return _Model(cls, _Members(tuple(fields), _extra(inner, config)))
 
     def field(
-        self, name: str, field: Mapping[str, Any], config: Mapping[str, Any], required: bool, *, judged: bool
+        self, name: str, field: Mapping[str, Any], config: Mapping[str, Any], required: bool, *, typed_dict: bool
     ) -> _Field:
         key = field.get('validation_alias', name)
         if type(name) is not str or type(key) is not str:
@@ -730,6 +727,7 @@ class _Compiler:
             if schema.get('on_error', 'raise') != 'raise' or schema.get('validate_default'):
                 raise _Unsure('default')
             if 'default' in schema or 'default_factory' in schema:
-                default = _Default(schema, judged)
+                default = _Default(schema)
+                self.typed_dict_factories |= typed_dict and default.factory is not None
             schema = schema['schema']
         return _Field(name, key, self.node(schema, config), required, default)

@@ -287,6 +287,8 @@ class MethodToolCallback:
         values = None if decoder is None else decoder.decode(tool_input)
         if values is None:
             values = self._validate_fast(tool_input)
+        elif decoder is not None and decoder.typed_dict_factories:
+            values = self._judged(values)  # a typed dict's factory result is in it, unjudged: as validate_json's
         elif self._fills:
             values = self._with_defaults(values)  # decoded: what validate_json gives, numbers fine: nothing to walk
         if values is not None:
@@ -338,8 +340,16 @@ class MethodToolCallback:
             if problems is None or not self._all_sent_failed(errors, tool_input):
                 return None
             raise invalid_arguments(self._definition, problems)
-        if not self._numbers_fine(adapter, values) and _number_problems(values):
-            return None  # the slow path names them, knowing what was sent (not a default) and what is not JSON
+        return self._judged(values)
+
+    def _judged(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        """``values`` as ``arguments`` validated them, with the defaults filled; ``None`` when a number is a problem.
+
+        The slow path names the problems, knowing what was sent (not a default) and what is not JSON.
+        """
+        adapter = self._schema.arguments
+        if adapter is not None and not self._numbers_fine(adapter, values) and _number_problems(values):
+            return None
         return self._with_defaults(values) if self._fills else values
 
     def _build_decoder(self) -> ArgumentDecoder | None:
