@@ -504,7 +504,7 @@ def test_method_tool_decodes_valid_arguments_without_pydantic(monkeypatch: pytes
     assert Spy.answers[-1] is not None
     monkeypatch.setitem(tool._schema.__dict__, 'checked_arguments', Refuse())  # cached: pydantic's step
     monkeypatch.setitem(tool._schema.__dict__, 'arguments', Refuse())
-    monkeypatch.setattr(method_module, '_number_problems', Refuse().validate_json)  # and the numbers walk
+    monkeypatch.setattr(method_module, 'number_problems', Refuse().validate_json)  # and the numbers walk
     assert tool.call(valid) == 'a:1:[1, 2]:HIGH:None'
 
 

@@ -11,7 +11,7 @@ private attributes, computed fields, generic models, discriminated unions, datac
 ``Required``/``NotRequired``, strict and string-transform configs), depth edges, 8 threads and ``acall``
 concurrency, the raw-schema ``SchemaValidator`` against its twin on hostile texts, ``default_factory``
 order and count, allowed extra arguments, repeated keys of validated dicts, repeated unexpected keys and
-mutable parameter defaults. Defects found are pinned as strict xfails whose reason names the cause and a fix.
+mutable parameter defaults. Each defect found is pinned by a test here, next to the fix of its cause.
 """
 
 from __future__ import annotations
@@ -301,7 +301,8 @@ PINNED: list[tuple[Callable[..., str], str, tuple[str, str]]] = [
     (generics, '{"b": {"item": 1}, "bs": {"item": ["a", "\\u0000"]}}', ('ok', "(Box[int](item=1), Box[list[str]](item=['a', '\\x00']))")),
     (unions, '{"pet": {"kind": "dog", "good": false, "kind": "cat"}}', ('ok', "Cat(kind='cat', lives=9)")),
     (dataclasses_, '{"p": {"x": 1, "tags": ["\\ud83d\\ude00"]}}', ('ok', "Point(x=1, tags=['\U0001f600'])")),
-    (containers, '{"d": {"a": "x", "a": 2}, "a": {"k": 1e999, "k": 1}, "nested": [[], [-0]]}', ('ok', "({'a': 2}, {'k': 1}, [[], [0]])")),
+    (containers, '{"d": {"a": "x", "a": 2}, "a": {"k": 1e999, "k": 1}, "nested": [[], [-0]]}', ('ToolExecutionError', "Invalid arguments for tool 'containers': d.a: Input should be a valid integer, unable to parse string as an integer")),
+    (containers, '{"d": {"a": 1, "a": 2}, "a": {"k": 1e999, "k": 1}, "nested": [[], [-0]]}', ('ok', "({'a': 2}, {'k': 1}, [[], [0]])")),
     (containers, '{"d": {"a\\u003a": 1}, "a": {"\\u0000": null, "": [1E+2]}, "nested": []}', ('ok', "({'a:': 1}, {'\\x00': None, '': [100.0]}, [])")),
     (containers, '{"d": {}, "a": {"k": 1, "k": 1e999}, "nested": []}', invalid('containers', f'a.k: {NOT_FINITE}')),
     (anything, '{"x": 18446744073709551615}', invalid('anything', f'x: {INT64}')),
@@ -795,15 +796,6 @@ def test_an_allowed_extra_argument_is_ignored(extra: str) -> None:
     assert outcome(with_decoder, text) == outcome(without, text) == ('ok', '1')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='with SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT an extra argument holding a non-finite or '
-    'beyond-64-bit number is refused as "unexpected argument \'zz\'" (an extra holding 2 is accepted): the '
-    'decoder and the numbers walk hand the call to the slow path, whose MethodToolCallback._validate '
-    '(python/toolweave/tools/method.py:416) names every key outside the parameters unexpected, whatever the '
-    'schema allows. Fix: list unexpected arguments only when the arguments forbid extras, and leave the numbers '
-    'of ignored extras unjudged (the function never gets them).',
-)
 @pytest.mark.parametrize('extra', ['1e999', '99999999999999999999', 'NaN'])
 def test_an_allowed_extra_argument_with_a_bad_number_is_not_unexpected(extra: str) -> None:
     with_decoder, without = callbacks(plain, schema_options=[SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT])
@@ -837,17 +829,6 @@ def test_a_repeated_key_with_an_invalid_first_value_is_refused_when_only_its_par
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='a repeated key of a validated dict whose first value is invalid ({"a": "x", "a": 2} for dict[str, int]) '
-    'is refused by pydantic (it validates every pair) and by the tool when only that parameter is sent, but '
-    'accepted (the last value kept) as soon as another parameter validates: without checked_arguments (an Any '
-    'parameter) MethodToolCallback._validate_fast (python/toolweave/tools/method.py:338) drops the one-step '
-    "error unless every sent parameter failed, and the slow path re-validates parse_arguments' result, where "
-    'the first pair is gone. Rust and pure agree (the decoder answers None for repeated keys of validated dicts). '
-    "Fix: when validate_json failed, keep its problems in the slow path's list (or treat a text with repeated "
-    'keys as _all_sent_failed does for all-failed calls).',
-)
 @pytest.mark.parametrize(
     'text',
     [
@@ -882,14 +863,6 @@ def test_a_repeated_unexpected_argument_is_named_once_by_the_slow_path() -> None
     assert both(one, '{"x": 1, "x": 2}') == invalid('one', "unexpected argument 'x'", 'a: missing required argument')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='a repeated unexpected key is named once per pair when the one-step error is reported '
-    "(\"unexpected argument 'x'; unexpected argument 'x'\"), once when the slow path reports it (it lists the "
-    'parsed keys): MethodToolCallback._problems_of (python/toolweave/tools/method.py:409) appends one problem '
-    'per pydantic error, and pydantic reports extra_forbidden for each pair of a repeated key. Fix: drop '
-    'repeated problems (dict.fromkeys) there.',
-)
 @pytest.mark.parametrize(
     ('tool', 'text'),
     [(nothing, '{"x": 1, "x": 2}'), (one, '{"a": 1, "x": 1, "x": 2}'), (one, '{"a": 1, "x": 1e999, "x": 2}')],
@@ -913,14 +886,6 @@ def test_a_field_default_is_a_fresh_copy_per_call() -> None:
     assert json.loads(first)[1] == [1] and json.loads(second)[1] == [2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a parameter's plain mutable Python default (seen: list = []) is the same object in every call, so "
-    "calls (and concurrent threads) see each other's changes, while a Field(default=[]) default is a fresh copy "
-    'per call and pydantic (validate_call, with_default.rs copy_default) deep-copies an unhashable default: '
-    'parameter_default (python/toolweave/tools/schema.py:807) returns parameter.default as it is. Fix: deep-copy '
-    'an unhashable default there (as pydantic-core does), or document the Python sharing.',
-)
 def test_a_plain_mutable_default_is_a_fresh_copy_per_call() -> None:
     callback = MethodToolCallback(appended)
     first, second = callback.call('{"a": 1}'), callback.call('{"a": 2}')

@@ -21,6 +21,7 @@ import logging
 import operator
 import re
 from collections.abc import Callable, Collection, Coroutine, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pydantic
@@ -53,6 +54,7 @@ from toolweave.tools.schema import (
 __all__ = ['MethodToolCallback']
 
 _SLOW_PATH_ERRORS = BOUND_ERRORS | {'missing', 'json_invalid', 'json_type'}
+_NONE_REFUSED: Mapping[str, list[str]] = MappingProxyType({})
 _DECODER: type[ArgumentDecoder] | None = ArgumentDecoder if IMPLEMENTATION == 'rust' else None
 """Decodes valid arguments before pydantic is asked: the Rust core's only (its pure-Python twin, a walk in Python,
 costs several times the ``validate_json`` it would save; ``TOOLWEAVE_PURE=1`` runs pydantic's step as before)."""
@@ -141,6 +143,8 @@ class MethodToolCallback:
         self._func = func
         self._schema: FunctionSchema = function_schema(func, schema_options)
         self._param_names = frozenset(p.name for p in self._schema.parameters)
+        # SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT leaves the schema open: extras are then ignored
+        self._forbids_extra = self._schema.input_schema.get('additionalProperties') is False
         positional = tuple(p.name for p in self._schema.parameters if not p.keyword_only)
         self._only = positional[0] if len(positional) == 1 else None  # one positional parameter: no getter call
         self._positional = _getter(positional)
@@ -285,8 +289,9 @@ class MethodToolCallback:
         """Every parameter's value: the decoder, else the one-step path, else the slow one that lists every problem."""
         decoder = self._decoder if self._decoder is not False else self._build_decoder()
         values = None if decoder is None else decoder.decode(tool_input)
+        refused: Mapping[str, list[str]] = _NONE_REFUSED
         if values is None:
-            values = self._validate_fast(tool_input)
+            values, refused = self._validate_fast(tool_input)
         elif decoder is not None and decoder.typed_dict_factories:
             values = self._judged(values)  # a typed dict's factory result is in it, unjudged: as validate_json's
         elif self._fills:
@@ -300,10 +305,12 @@ class MethodToolCallback:
             if extended is None:
                 raise syntax_error(self._definition, exc) from exc
             raw = extended
-        return self._validate(raw)
+        return self._validate(raw, refused)
 
-    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
-        """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
+    def _validate_fast(self, tool_input: str) -> tuple[dict[str, Any] | None, Mapping[str, list[str]]]:
+        """One step from the text (pydantic ``validate_json``): ``(values, {})``, or ``(None, refused)`` for the slow path.
+
+        ``refused`` is :func:`_refused_parameters` of the step's errors, for :meth:`_validate`.
 
         Runs when the Rust ``ArgumentDecoder`` (:meth:`_build_decoder`) is absent or not certain (``None``:
         invalid, a lax coercion, types outside its subset); what it decodes is exactly what this step gives.
@@ -320,27 +327,27 @@ class MethodToolCallback:
         if checked is not None:
             try:
                 values = checked.validate_json(tool_input)
-                return self._with_defaults(values) if self._fills else values
+                return (self._with_defaults(values) if self._fills else values), _NONE_REFUSED
             except pydantic.ValidationError as exc:
-                problems = self._problems_of(exc.errors(include_url=False, include_context=False, include_input=False))
+                errors = exc.errors(include_url=False, include_context=False, include_input=False)
+            problems = self._problems_of(errors)
             if problems is None or not _read_as_strict_json(tool_input):
-                return None
+                return None, _refused_parameters(errors)
             # outside the handler: pydantic's error is not chained (its text is here)
             raise invalid_arguments(self._definition, problems)
         adapter = self._schema.arguments
         if adapter is None:
-            return None
-        errors: list[pydantic_core.ErrorDetails] | None = None
+            return None, _NONE_REFUSED
         try:
             values = validate_json(adapter, tool_input)
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        if errors is not None:
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
-                return None
-            raise invalid_arguments(self._definition, problems)
-        return self._judged(values)
+                return None, _refused_parameters(errors)
+        else:
+            return self._judged(values), _NONE_REFUSED
+        raise invalid_arguments(self._definition, problems)
 
     def _judged(self, values: dict[str, Any]) -> dict[str, Any] | None:
         """``values`` as ``arguments`` validated them, with the defaults filled; ``None`` when a number is a problem.
@@ -348,7 +355,7 @@ class MethodToolCallback:
         The slow path names the problems, knowing what was sent (not a default) and what is not JSON.
         """
         adapter = self._schema.arguments
-        if adapter is not None and not self._numbers_fine(adapter, values) and _number_problems(values):
+        if adapter is not None and not self._numbers_fine(adapter, values) and number_problems(values):
             return None
         return self._with_defaults(values) if self._fills else values
 
@@ -416,14 +423,28 @@ class MethodToolCallback:
             if not location or kind in _SLOW_PATH_ERRORS or kind.endswith('_type'):
                 return None
             if kind == 'extra_forbidden' and len(location) == 1:
-                unexpected.append(f'unexpected argument {location[0]!r}')
+                problem = f'unexpected argument {location[0]!r}'
+                if problem not in unexpected:  # one error per pair of a repeated key: named once
+                    unexpected.append(problem)
             else:
                 problems.append(f'{dotted(location)}: {error["msg"]}')
         return unexpected + problems
 
-    def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+    def _validate(self, raw: Mapping[str, Any], refused: Mapping[str, list[str]]) -> dict[str, Any]:
+        """Each parameter validated apart from its parsed JSON, every problem listed (the slow path).
+
+        ``refused``: the one-step validation's problems by parameter (:func:`_refused_parameters`); those
+        of a parameter valid here are listed too (the text held what the parse no longer shows: the
+        earlier pair of a repeated key, which pydantic validates).
+
+        Raises:
+            ToolExecutionError: invalid arguments.
+        """
         values: dict[str, Any] = {}
-        problems: list[str] = [f'unexpected argument {key!r}' for key in raw if key not in self._param_names]
+        problems: list[str] = []
+        if self._forbids_extra:  # else extras are allowed, and ignored: the function never gets them
+            problems.extend(f'unexpected argument {key!r}' for key in raw if key not in self._param_names)
+        failed: set[str] = set()
         for param in self._schema.parameters:
             try:
                 values[param.name] = _validate_parameter(param, raw, values)
@@ -432,11 +453,18 @@ class MethodToolCallback:
                 if filled is not None:
                     values[param.name] = filled[0]
                     continue
+                failed.add(param.name)
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
+                failed.add(param.name)
                 problems.append(f'{param.name}: missing required argument')
         sent = {name: value for name, value in values.items() if name in raw}
-        problems.extend(_number_problems(sent, {name: raw[name] for name in sent}))
+        for location, reason in number_problems(sent, {name: raw[name] for name in sent}):
+            failed.add(location[0])
+            problems.append(f'{dotted(location)}: {reason}')
+        for name, kept in refused.items():
+            if name not in failed:
+                problems.extend(kept)
         if problems:
             raise invalid_arguments(self._definition, problems)
         return values
@@ -538,10 +566,18 @@ def fill_missing_nullable(
         return None
 
 
-def _number_problems(values: Mapping[str, Any], sent: Mapping[str, Any] | None = None) -> list[str]:
-    """The number problems of the parameters the model sent (``sent``: their parsed JSON; see :mod:`toolweave.tools._numbers`)."""
-    found = number_problems(values, sent)
-    return [f'{dotted(location)}: {reason}' for location, reason in found]
+def _refused_parameters(errors: list[pydantic_core.ErrorDetails]) -> dict[str, list[str]]:
+    """The one-step validation's problems by parameter, for those of its errors the slow path may not see.
+
+    Only errors whose wording is the slow path's too (as :meth:`MethodToolCallback._problems_of` trusts them):
+    not a missing field (the slow path may fill ``None``), a number bound or a JSON type, nor an unexpected key.
+    """
+    refused: dict[str, list[str]] = {}
+    for error in errors:
+        location, kind = error['loc'], error['type']
+        if location and kind not in _SLOW_PATH_ERRORS and not kind.endswith('_type') and kind != 'extra_forbidden':
+            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {error["msg"]}')
+    return refused
 
 
 def _describe(name: str, error: Any) -> str:

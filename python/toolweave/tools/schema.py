@@ -798,13 +798,22 @@ def parameter_default(parameter: ParameterSchema, values: dict[str, Any]) -> Any
     """The value of a parameter the model left out, as pydantic's ``Field`` semantics give it.
 
     Its ``Field``'s default, or its ``default_factory`` called once (with ``values``, the arguments bound so
-    far, when the factory takes the validated data); else the Python default; else ``None`` (a parameter that
-    admits ``None`` is optional, Spring's rule).
+    far, when the factory takes the validated data); else the Python default, deep-copied when it is not
+    hashable (a ``list`` default is a fresh list per call, not shared between calls and threads: pydantic-core's
+    ``with_default`` and ``validate_call`` do the same); else ``None`` (a parameter that admits ``None`` is
+    optional, Spring's rule).
     """
     field = parameter.default_field
     if field is not None:
         return field.get_default(call_default_factory=True, validated_data=values)
-    return None if parameter.default is _MISSING else parameter.default
+    default = parameter.default
+    if default is _MISSING:
+        return None
+    try:
+        hash(default)
+    except TypeError:
+        return copy.deepcopy(default)
+    return default
 
 
 def _finish_parameter_schema(
