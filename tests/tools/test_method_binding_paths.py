@@ -64,7 +64,7 @@ def slow_path(tool: MethodToolCallback, text: str) -> Any:
             message = f"Invalid arguments for tool '{tool.tool_definition.name}': {exc}"
             raise ToolExecutionError(tool.tool_definition, exc, message) from exc
         raw = extended
-    return tool._validate(raw, {})
+    return tool._validate(raw)
 
 
 def outcome(run: Any) -> tuple[str, Any, Any]:

@@ -103,10 +103,16 @@ def number_message(error: Mapping[str, Any]) -> str:
 
     An integer too large for a float, validated as a float from Python (the parsed arguments: ``1`` and
     400 zeros), is pydantic's ``float_type`` ("a valid number"); validated from the JSON text it becomes
-    infinite ("a finite number"). Both paths of a tool say :data:`NOT_FINITE` for it.
+    infinite ("a finite number"). Both paths of a tool say :data:`NOT_FINITE` for it. pydantic's
+    ``int_parsing_size`` (a float such as ``1e20`` for an ``int``, or an integer of thousands of digits: "Unable
+    to parse input string as an integer, exceeded maximum size", though no string was sent) is
+    :data:`OUT_OF_RANGE`, as an integer literal beyond 64 bits is.
     """
+    kind = error['type']
+    if kind == 'int_parsing_size':
+        return OUT_OF_RANGE
     given = error.get('input')
-    if error['type'] == 'float_type' and isinstance(given, int) and not isinstance(given, bool):
+    if kind == 'float_type' and isinstance(given, int) and not isinstance(given, bool):
         return NOT_FINITE
     return str(error['msg'])
 

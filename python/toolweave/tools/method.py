@@ -427,10 +427,10 @@ class MethodToolCallback:
                 if problem not in unexpected:  # one error per pair of a repeated key: named once
                     unexpected.append(problem)
             else:
-                problems.append(f'{dotted(location)}: {error["msg"]}')
+                problems.append(f'{dotted(location)}: {number_message(error)}')
         return unexpected + problems
 
-    def _validate(self, raw: Mapping[str, Any], refused: Mapping[str, list[str]]) -> dict[str, Any]:
+    def _validate(self, raw: Mapping[str, Any], refused: Mapping[str, list[str]] = _NONE_REFUSED) -> dict[str, Any]:
         """Each parameter validated apart from its parsed JSON, every problem listed (the slow path).
 
         ``refused``: the one-step validation's problems by parameter (:func:`_refused_parameters`); those
@@ -576,7 +576,7 @@ def _refused_parameters(errors: list[pydantic_core.ErrorDetails]) -> dict[str, l
     for error in errors:
         location, kind = error['loc'], error['type']
         if location and kind not in _SLOW_PATH_ERRORS and not kind.endswith('_type') and kind != 'extra_forbidden':
-            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {error["msg"]}')
+            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {number_message(error)}')
     return refused
 
 
