@@ -35,6 +35,7 @@ __all__ = [
     'INT64_MIN',
     'NOT_FINITE',
     'OUT_OF_RANGE',
+    'WORDED',
     'Location',
     'bounded_integers',
     'checked_validator',
@@ -50,6 +51,8 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 NOT_FINITE = 'Input should be a finite number'
 OUT_OF_RANGE = 'Input should be an integer between -2**63 and 2**63 - 1 (signed 64-bit)'
+WORDED = {'int_parsing_size': OUT_OF_RANGE}
+"""pydantic error types worded this module's way, whatever the input (see :func:`number_message`)."""
 
 Location = tuple[Any, ...]
 """Keys and indices from the checked value down to the offending number."""
@@ -109,8 +112,8 @@ def number_message(error: Mapping[str, Any]) -> str:
     :data:`OUT_OF_RANGE`, as an integer literal beyond 64 bits is.
     """
     kind = error['type']
-    if kind == 'int_parsing_size':
-        return OUT_OF_RANGE
+    if kind in WORDED:
+        return WORDED[kind]
     given = error.get('input')
     if kind == 'float_type' and isinstance(given, int) and not isinstance(given, bool):
         return NOT_FINITE

@@ -31,6 +31,7 @@ from toolweave._native import IMPLEMENTATION, ArgumentDecoder, parse_arguments
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
 from toolweave.tools._numbers import (
     BOUND_ERRORS,
+    WORDED,
     dotted,
     extended_arguments,
     may_hold_inf_nan,
@@ -53,8 +54,10 @@ from toolweave.tools.schema import (
 
 __all__ = ['MethodToolCallback']
 
-_SLOW_PATH_ERRORS = BOUND_ERRORS | {'missing', 'json_invalid', 'json_type'}
+# errors the one-step path leaves to the slow one (which words them its own way, or may accept the value)
+_SLOW_PATH_ERRORS = BOUND_ERRORS | WORDED.keys() | {'missing', 'json_invalid', 'json_type'}
 _NONE_REFUSED: Mapping[str, list[str]] = MappingProxyType({})
+_UNASKED: Any = object()  # MethodToolCallback._values: the decoder was not asked yet
 _DECODER: type[ArgumentDecoder] | None = ArgumentDecoder if IMPLEMENTATION == 'rust' else None
 """Decodes valid arguments before pydantic is asked: the Rust core's only (its pure-Python twin, a walk in Python,
 costs several times the ``validate_json`` it would save; ``TOOLWEAVE_PURE=1`` runs pydantic's step as before)."""
@@ -154,6 +157,8 @@ class MethodToolCallback:
         self._numbers_check: Callable[[Any], bool] | None | bool = False  # False: not built yet (first call)
         self._decoder: Any = False  # ArgumentDecoder | None; False: not built yet (first call)
         self._fills = tuple(p for p in self._schema.parameters if not p.required)
+        self._finishes_decoded = True  # what the decoder gives needs _values (set when the decoder is built)
+        self._judges_decoded = False  # the decoder leaves a typed dict's factory results unjudged
         tool_name = _first_given(name, spec.name if spec else None, getattr(func, '__name__', type(func).__name__))
         assert tool_name is not None  # the callable's own name ends the chain
         check_tool_name(tool_name)
@@ -266,11 +271,14 @@ class MethodToolCallback:
             raise TypeError(f'tool_input must be the argument JSON text (str), not {type(tool_input).__name__}')
         if not tool_input or tool_input.isspace():  # what `not tool_input.strip()` says, without copying the text
             raise ValueError('tool_input cannot be null or empty')
-        try:
-            values = self._values(tool_input)
+        try:  # the decoder's certain answer as it is, without _values' frame: the common call
+            decoder = self._decoder
+            values = decoder.decode(tool_input) if decoder else None
+            if values is None or self._finishes_decoded:
+                values = self._values(tool_input, values)
         except ToolExecutionError:
             raise
-        except Exception as exc:  # a validator of the tool's own types raised: the tool's failure, as text
+        except Exception as exc:  # a validator of the tool's own types (or a factory) raised: the tool's failure
             raise ToolExecutionError(self._definition, exc) from exc
         only = self._only
         args = (values[only],) if only is not None else self._positional(values)
@@ -285,17 +293,22 @@ class MethodToolCallback:
                 args = (*args[:position], tool_context, *args[position:])
         return args, kwargs
 
-    def _values(self, tool_input: str) -> dict[str, Any]:
-        """Every parameter's value: the decoder, else the one-step path, else the slow one that lists every problem."""
-        decoder = self._decoder if self._decoder is not False else self._build_decoder()
-        values = None if decoder is None else decoder.decode(tool_input)
+    def _values(self, tool_input: str, decoded: Any = _UNASKED) -> dict[str, Any]:
+        """Every parameter's value: the decoder's, else the one-step path's, else the slow one that lists every problem.
+
+        ``decoded`` is the decoder's answer when :meth:`_bind` asked it (``None``: not certain, or no decoder, or
+        none built yet: the first call builds it and asks it here).
+        """
+        if decoded is _UNASKED or self._decoder is False:
+            decoder = self._decoder if self._decoder is not False else self._build_decoder()
+            decoded = None if decoder is None else decoder.decode(tool_input)
         refused: Mapping[str, list[str]] = _NONE_REFUSED
-        if values is None:
+        if decoded is None:
             values, refused = self._validate_fast(tool_input)
-        elif decoder is not None and decoder.typed_dict_factories:
-            values = self._judged(values)  # a typed dict's factory result is in it, unjudged: as validate_json's
-        elif self._fills:
-            values = self._with_defaults(values)  # decoded: what validate_json gives, numbers fine: nothing to walk
+        elif self._judges_decoded:
+            values = self._judged(decoded)  # a typed dict's factory result is in it, unjudged: as validate_json's
+        else:
+            values = self._with_defaults(decoded)  # what validate_json gives, numbers fine: nothing to walk
         if values is not None:
             return values
         try:
@@ -369,7 +382,10 @@ class MethodToolCallback:
         adapter = self._schema.arguments
         if _DECODER is None or adapter is None or type(adapter.validator) is not pydantic_core.SchemaValidator:
             return None
-        self._decoder = decoder = _DECODER.build(adapter.core_schema)
+        decoder = _DECODER.build(adapter.core_schema)
+        self._judges_decoded = decoder is not None and decoder.typed_dict_factories
+        self._finishes_decoded = bool(self._fills) or self._judges_decoded
+        self._decoder = decoder  # last: another thread's call reads the two flags once it sees the decoder
         return decoder
 
     def _numbers_fine(self, adapter: pydantic.TypeAdapter[Any], values: dict[str, Any]) -> bool:
@@ -412,7 +428,8 @@ class MethodToolCallback:
         """The problems :meth:`_validate` would list, read from the one-step validation's errors.
 
         ``None`` when only the slow path can tell: text that is not a JSON object, numbers refused
-        by the bounds of ``checked_arguments`` (the slow path names them its own way), left-out
+        by the bounds of ``checked_arguments`` or worded by the numbers rule (``1e20`` for an ``int``: the
+        slow path names them its own way, :func:`~toolweave.tools._numbers.number_message`), left-out
         fields (a nested one may be filled with ``None``; a parameter may have a default), a value
         of the wrong JSON type (``*_type``: pydantic words those differently for JSON and Python input).
         """
@@ -427,7 +444,7 @@ class MethodToolCallback:
                 if problem not in unexpected:  # one error per pair of a repeated key: named once
                     unexpected.append(problem)
             else:
-                problems.append(f'{dotted(location)}: {number_message(error)}')
+                problems.append(f'{dotted(location)}: {error["msg"]}')
         return unexpected + problems
 
     def _validate(self, raw: Mapping[str, Any], refused: Mapping[str, list[str]] = _NONE_REFUSED) -> dict[str, Any]:
@@ -576,7 +593,7 @@ def _refused_parameters(errors: list[pydantic_core.ErrorDetails]) -> dict[str, l
     for error in errors:
         location, kind = error['loc'], error['type']
         if location and kind not in _SLOW_PATH_ERRORS and not kind.endswith('_type') and kind != 'extra_forbidden':
-            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {number_message(error)}')
+            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {error["msg"]}')
     return refused
 
 
