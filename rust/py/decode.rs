@@ -2056,6 +2056,14 @@ fn fields_of(py: Python<'_>, fields: Vec<Field>, extra: Extra) -> Option<Fields>
     if keys.len() != fields.len() {
         return None;
     }
+    // pydantic-core keeps no allowed extra whose key is a field's name (a renamed field's): outside the subset
+    if extra == Extra::Allow
+        && fields
+            .iter()
+            .any(|f| f.name.bind(py).as_any().ne(f.key.bind(py)).unwrap_or(true))
+    {
+        return None;
+    }
     let names = PyFrozenSet::new(py, fields.iter().map(|f| f.name.bind(py)))
         .ok()?
         .unbind();

@@ -924,3 +924,22 @@ def test_allowed_extras_stay_beside_a_filled_factory_default() -> None:
         assert built is not None
         got = built.decode(text)
         assert got == want and list(got) == list(want), decoder
+
+
+def test_allowed_extras_beside_a_renamed_field_are_left_to_pydantic() -> None:
+    # pydantic-core keeps no allowed extra whose key is a renamed field's name ({"a": 1} with `a` read from
+    # "a_in" gives {}), nor lets one replace the field: such plans are outside the subset (None), for both.
+    schema = {
+        'type': 'typed-dict',
+        'fields': {
+            'a': {'type': 'typed-dict-field', 'required': False, 'schema': {'type': 'int'}, 'validation_alias': 'a_in'},
+        },
+        'extra_behavior': 'allow',
+    }
+    validator = pydantic_core.SchemaValidator(schema)
+    assert validator.validate_json('{"a": 1}') == {}
+    assert validator.validate_json('{"a": "x", "a_in": 2, "z": 3}') == {'a': 2, 'z': 3}
+    for decoder_class in (RustDecoder, TwinDecoder):
+        assert decoder_class.build(schema) is None
+        plain = {**schema, 'fields': {'a': {**schema['fields']['a'], 'validation_alias': 'a'}}}
+        assert decoder_class.build(plain).decode('{"a": 1, "z": 3}') == validator.validate_json('{"a_in": 1, "z": 3}')

@@ -23,7 +23,8 @@ The subset, with the pydantic-core rule each node follows (files under ``src/val
   refused by a count of ``:`` characters when the plan holds such a dict: pydantic validates every
   pair, not only the last);
 * ``typed-dict`` (``typed_dict.rs``: its own config only; output keys in schema order, then kept
-  extras in input order; ``forbid``/``ignore``, ``allow`` without ``extras_schema``), ``model``
+  extras in input order; ``forbid``/``ignore``, ``allow`` without ``extras_schema`` or a renamed
+  field, whose name pydantic-core never keeps as an extra), ``model``
   with ``model-fields`` (``model.rs``/``model_fields.rs``: ``object.__new__`` then ``__dict__``,
   ``__pydantic_extra__ = None``, ``__pydantic_private__ = None``, ``__pydantic_fields_set__`` = the
   names sent; no ``__init__``, post-init, root model or ``allow``); a field's ``validation_alias``
@@ -353,6 +354,8 @@ class _Members(_Node):
         self.keys = frozenset(field.key for field in fields)
         if len(self.keys) != len(fields):
             raise _Unsure('two fields read the same key')
+        if extra == 'allow' and any(field.key != field.name for field in fields):
+            raise _Unsure('an allowed extra may bear a renamed field name')  # pydantic-core drops such extras
 
     def check(self, value: Any, depth: int) -> bool:
         if type(value) is not dict or depth >= MAX_DEPTH:
