@@ -21,7 +21,6 @@ import logging
 import operator
 import re
 from collections.abc import Callable, Collection, Coroutine, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import pydantic
@@ -56,7 +55,6 @@ __all__ = ['MethodToolCallback']
 
 # errors the one-step path leaves to the slow one (which words them its own way, or may accept the value)
 _SLOW_PATH_ERRORS = BOUND_ERRORS | WORDED.keys() | {'missing', 'json_invalid', 'json_type'}
-_NONE_REFUSED: Mapping[str, list[str]] = MappingProxyType({})
 _UNASKED: Any = object()  # MethodToolCallback._values: the decoder was not asked yet
 _DECODER: type[ArgumentDecoder] | None = ArgumentDecoder if IMPLEMENTATION == 'rust' else None
 """Decodes valid arguments before pydantic is asked: the Rust core's only (its pure-Python twin, a walk in Python,
@@ -302,9 +300,8 @@ class MethodToolCallback:
         if decoded is _UNASKED or self._decoder is False:
             decoder = self._decoder if self._decoder is not False else self._build_decoder()
             decoded = None if decoder is None else decoder.decode(tool_input)
-        refused: Mapping[str, list[str]] = _NONE_REFUSED
         if decoded is None:
-            values, refused = self._validate_fast(tool_input)
+            values = self._validate_fast(tool_input)
         elif self._judges_decoded:
             values = self._judged(decoded)  # a typed dict's factory result is in it, unjudged: as validate_json's
         else:
@@ -318,12 +315,10 @@ class MethodToolCallback:
             if extended is None:
                 raise syntax_error(self._definition, exc) from exc
             raw = extended
-        return self._validate(raw, refused)
+        return self._validate(raw)
 
-    def _validate_fast(self, tool_input: str) -> tuple[dict[str, Any] | None, Mapping[str, list[str]]]:
-        """One step from the text (pydantic ``validate_json``): ``(values, {})``, or ``(None, refused)`` for the slow path.
-
-        ``refused`` is :func:`_refused_parameters` of the step's errors, for :meth:`_validate`.
+    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
+        """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
 
         Runs when the Rust ``ArgumentDecoder`` (:meth:`_build_decoder`) is absent or not certain (``None``:
         invalid, a lax coercion, types outside its subset); what it decodes is exactly what this step gives.
@@ -340,26 +335,26 @@ class MethodToolCallback:
         if checked is not None:
             try:
                 values = checked.validate_json(tool_input)
-                return (self._with_defaults(values) if self._fills else values), _NONE_REFUSED
+                return self._with_defaults(values) if self._fills else values
             except pydantic.ValidationError as exc:
                 errors = exc.errors(include_url=False, include_context=False, include_input=False)
             problems = self._problems_of(errors)
             if problems is None or not _read_as_strict_json(tool_input):
-                return None, _refused_parameters(errors)
+                return None
             # outside the handler: pydantic's error is not chained (its text is here)
             raise invalid_arguments(self._definition, problems)
         adapter = self._schema.arguments
         if adapter is None:
-            return None, _NONE_REFUSED
+            return None
         try:
             values = validate_json(adapter, tool_input)
         except pydantic.ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
-                return None, _refused_parameters(errors)
+                return None
         else:
-            return self._judged(values), _NONE_REFUSED
+            return self._judged(values)
         raise invalid_arguments(self._definition, problems)
 
     def _judged(self, values: dict[str, Any]) -> dict[str, Any] | None:
@@ -447,12 +442,8 @@ class MethodToolCallback:
                 problems.append(f'{dotted(location)}: {error["msg"]}')
         return unexpected + problems
 
-    def _validate(self, raw: Mapping[str, Any], refused: Mapping[str, list[str]] = _NONE_REFUSED) -> dict[str, Any]:
+    def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """Each parameter validated apart from its parsed JSON, every problem listed (the slow path).
-
-        ``refused``: the one-step validation's problems by parameter (:func:`_refused_parameters`); those
-        of a parameter valid here are listed too (the text held what the parse no longer shows: the
-        earlier pair of a repeated key, which pydantic validates).
 
         Raises:
             ToolExecutionError: invalid arguments.
@@ -461,7 +452,6 @@ class MethodToolCallback:
         problems: list[str] = []
         if self._forbids_extra:  # else extras are allowed, and ignored: the function never gets them
             problems.extend(f'unexpected argument {key!r}' for key in raw if key not in self._param_names)
-        failed: set[str] = set()
         for param in self._schema.parameters:
             try:
                 values[param.name] = _validate_parameter(param, raw, values)
@@ -470,18 +460,12 @@ class MethodToolCallback:
                 if filled is not None:
                     values[param.name] = filled[0]
                     continue
-                failed.add(param.name)
                 problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
             except KeyError:
-                failed.add(param.name)
                 problems.append(f'{param.name}: missing required argument')
         sent = {name: value for name, value in values.items() if name in raw}
         for location, reason in number_problems(sent, {name: raw[name] for name in sent}):
-            failed.add(location[0])
             problems.append(f'{dotted(location)}: {reason}')
-        for name, kept in refused.items():
-            if name not in failed:
-                problems.extend(kept)
         if problems:
             raise invalid_arguments(self._definition, problems)
         return values
@@ -581,20 +565,6 @@ def fill_missing_nullable(
         return (adapter.validate_python(value),)
     except pydantic.ValidationError:
         return None
-
-
-def _refused_parameters(errors: list[pydantic_core.ErrorDetails]) -> dict[str, list[str]]:
-    """The one-step validation's problems by parameter, for those of its errors the slow path may not see.
-
-    Only errors whose wording is the slow path's too (as :meth:`MethodToolCallback._problems_of` trusts them):
-    not a missing field (the slow path may fill ``None``), a number bound or a JSON type, nor an unexpected key.
-    """
-    refused: dict[str, list[str]] = {}
-    for error in errors:
-        location, kind = error['loc'], error['type']
-        if location and kind not in _SLOW_PATH_ERRORS and not kind.endswith('_type') and kind != 'extra_forbidden':
-            refused.setdefault(str(location[0]), []).append(f'{dotted(location)}: {error["msg"]}')
-    return refused
 
 
 def _describe(name: str, error: Any) -> str:
