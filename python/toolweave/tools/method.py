@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import copy
 import inspect
+import json
 import logging
 import operator
 import re
@@ -306,7 +307,7 @@ class MethodToolCallback:
             values = self._judged(decoded)  # a typed dict's factory result is in it, unjudged: as validate_json's
         else:
             values = self._with_defaults(decoded)  # what validate_json gives, numbers fine: nothing to walk
-        if values is not None:
+        if isinstance(values, dict):
             return values
         try:
             raw = parse_arguments(tool_input)
@@ -315,10 +316,10 @@ class MethodToolCallback:
             if extended is None:
                 raise syntax_error(self._definition, exc) from exc
             raw = extended
-        return self._validate(raw)
+        return self._validate(raw, tool_input, values or ())
 
-    def _validate_fast(self, tool_input: str) -> dict[str, Any] | None:
-        """One step from the text (pydantic ``validate_json``); ``None`` when the slow path must decide.
+    def _validate_fast(self, tool_input: str) -> dict[str, Any] | list[pydantic_core.ErrorDetails] | None:
+        """One step from the text (pydantic ``validate_json``); its errors or ``None`` when the slow path must decide.
 
         Runs when the Rust ``ArgumentDecoder`` (:meth:`_build_decoder`) is absent or not certain (``None``:
         invalid, a lax coercion, types outside its subset); what it decodes is exactly what this step gives.
@@ -327,6 +328,7 @@ class MethodToolCallback:
         ``arguments`` the numbers are walked, and a failure is reported from its error when, besides,
         every parameter sent failed (:meth:`_all_sent_failed`). A number problem the walk finds is
         left to the slow path, which knows what was sent (a ``default_factory`` value is not judged).
+        The errors of a failed step go to the slow path too (:meth:`_validate`: a repeated key).
 
         Raises:
             ToolExecutionError: invalid arguments.
@@ -340,7 +342,7 @@ class MethodToolCallback:
                 errors = exc.errors(include_url=False, include_context=False, include_input=False)
             problems = self._problems_of(errors)
             if problems is None or not _read_as_strict_json(tool_input):
-                return None
+                return errors
             # outside the handler: pydantic's error is not chained (its text is here)
             raise invalid_arguments(self._definition, problems)
         adapter = self._schema.arguments
@@ -352,10 +354,31 @@ class MethodToolCallback:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
             problems = self._problems_of(errors)
             if problems is None or not self._all_sent_failed(errors, tool_input):
-                return None
+                return errors
         else:
             return self._judged(values)
         raise invalid_arguments(self._definition, problems)
+
+    def _repeated_key_problems(self, text: str, names: Collection[str]) -> dict[str, list[str]]:
+        """The problems pydantic finds in each parameter of ``names`` whose value in ``text`` holds a repeated key.
+
+        pydantic validates every pair of a ``dict`` (``{"a": "x", "a": 2}`` fails a ``dict[str, int]``), while
+        the slow path sees only the last of repeated keys (:func:`repeated_key_owners`). A field left out is
+        not counted: the slow path accepts a left-out field that admits ``None`` (:func:`fill_missing_nullable`).
+        """
+        owners = repeated_key_owners(text).intersection(names)
+        adapter = self._schema.arguments
+        found: dict[str, list[str]] = {}
+        if not owners or adapter is None:
+            return found
+        try:
+            validate_json(adapter, text)
+        except pydantic.ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                location = error['loc']
+                if location and location[0] in owners and error['type'] != 'missing':
+                    found.setdefault(str(location[0]), []).append(f'{dotted(location)}: {number_message(error)}')
+        return found
 
     def _judged(self, values: dict[str, Any]) -> dict[str, Any] | None:
         """``values`` as ``arguments`` validated them, with the defaults filled; ``None`` when a number is a problem.
@@ -442,8 +465,14 @@ class MethodToolCallback:
                 problems.append(f'{dotted(location)}: {error["msg"]}')
         return unexpected + problems
 
-    def _validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+    def _validate(
+        self, raw: Mapping[str, Any], text: str = '', one_step: Collection[pydantic_core.ErrorDetails] = ()
+    ) -> dict[str, Any]:
         """Each parameter validated apart from its parsed JSON, every problem listed (the slow path).
+
+        ``raw`` is ``text`` parsed, the last of repeated keys kept; ``one_step`` the errors of the one-step
+        validation, if it failed. A parameter valid here but not there may hold a repeated key whose
+        earlier value fails (:meth:`_repeated_key_problems`).
 
         Raises:
             ToolExecutionError: invalid arguments.
@@ -452,17 +481,26 @@ class MethodToolCallback:
         problems: list[str] = []
         if self._forbids_extra:  # else extras are allowed, and ignored: the function never gets them
             problems.extend(f'unexpected argument {key!r}' for key in raw if key not in self._param_names)
+        one_step_failed = {error['loc'][0] for error in one_step if error['loc']}
+        passed: dict[str, int] = {}  # failed the one-step validation only -> where its problems go
         for param in self._schema.parameters:
             try:
                 values[param.name] = _validate_parameter(param, raw, values)
             except pydantic.ValidationError as exc:
                 filled = fill_missing_nullable(param.adapter, raw[param.name], exc) if param.name in raw else None
-                if filled is not None:
-                    values[param.name] = filled[0]
+                if filled is None:
+                    problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
                     continue
-                problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
+                values[param.name] = filled[0]
             except KeyError:
                 problems.append(f'{param.name}: missing required argument')
+                continue
+            if param.name in one_step_failed:
+                passed[param.name] = len(problems)
+        if passed:
+            found = self._repeated_key_problems(text, passed.keys())
+            for name, at in reversed(passed.items()):
+                problems[at:at] = found.get(name, ())
         sent = {name: value for name, value in values.items() if name in raw}
         for location, reason in number_problems(sent, {name: raw[name] for name in sent}):
             problems.append(f'{dotted(location)}: {reason}')
@@ -569,6 +607,38 @@ def fill_missing_nullable(
 
 def _describe(name: str, error: Any) -> str:
     return f'{dotted((name, *error["loc"]))}: {number_message(error)}'
+
+
+class _Repeated(dict[str, Any]):
+    """A parsed JSON object holding a repeated key, in itself or in an object inside it."""
+
+
+def _marked(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs) or any(_holds_repeated(member) for _, member in pairs):
+        return _Repeated(value)
+    return value
+
+
+def _holds_repeated(value: Any) -> bool:
+    return type(value) is _Repeated or (type(value) is list and any(_holds_repeated(item) for item in value))
+
+
+def repeated_key_owners(text: str) -> set[str]:
+    """The top-level keys of ``text`` (a JSON object) whose value holds an object with a repeated key.
+
+    ``parse_arguments`` keeps the last of repeated keys, so what pydantic said of an earlier one is
+    not seen in its result. Empty when ``text`` is not a JSON object (Python's ``json`` reads it here,
+    ``NaN``/``Infinity`` included); a repeated key of the top-level object itself is not counted
+    (pydantic's arguments validation keeps its last value too).
+    """
+    try:
+        top = json.loads(text, object_pairs_hook=_marked)
+    except (ValueError, RecursionError):
+        return set()
+    if not isinstance(top, dict):
+        return set()
+    return {key for key, value in top.items() if _holds_repeated(value)}
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
