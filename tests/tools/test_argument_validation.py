@@ -3,7 +3,8 @@
 import dataclasses
 import datetime
 import enum
-from typing import Optional
+import json
+from typing import Any, Optional
 
 import pydantic
 import pytest
@@ -21,7 +22,13 @@ from toolweave.chat import (
     UserMessage,
 )
 from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolRetryBudgetExceededError
-from toolweave.tools import DefaultToolCallingManager, MethodToolCallback, ToolExecutionError, tool
+from toolweave.tools import (
+    DefaultToolCallingManager,
+    FunctionToolCallback,
+    MethodToolCallback,
+    ToolExecutionError,
+    tool,
+)
 
 
 class Color(enum.Enum):
@@ -128,6 +135,56 @@ def test_extra_arguments_allowed_with_option():
     cb = MethodToolCallback(f, schema_options=[SchemaOption.ALLOW_ADDITIONAL_PROPERTIES_BY_DEFAULT])
     assert 'additionalProperties' not in cb.tool_definition.input_schema
     assert cb.call('{"a": 1, "zzz": 2}') == '1'
+
+
+class Lax(pydantic.BaseModel):
+    x: int
+
+
+class Strict(pydantic.BaseModel, extra='forbid'):
+    x: int
+
+
+def take_lax(a: Lax) -> str:
+    return repr(a)
+
+
+def take_strict(a: Strict) -> str:
+    return repr(a)
+
+
+@pytest.mark.parametrize(
+    ('callback', 'text', 'expected'),
+    [
+        # the type decides, whole argument object (input_type) or inside a parameter
+        (FunctionToolCallback.builder('take_lax', take_lax).build(), '{"x": 1, "zz": 2}', 'Lax(x=1)'),
+        (MethodToolCallback(take_lax), '{"a": {"x": 1, "zz": 2}}', 'Lax(x=1)'),
+        (
+            FunctionToolCallback.builder('take_strict', take_strict).build(),
+            '{"x": 1, "zz": 2}',
+            "Invalid arguments for tool 'take_strict': zz: Extra inputs are not permitted",
+        ),
+        (
+            MethodToolCallback(take_strict),
+            '{"a": {"x": 1, "zz": 2}}',
+            "Invalid arguments for tool 'take_strict': a.zz: Extra inputs are not permitted",
+        ),
+        # an argument the function does not declare is always named
+        (
+            MethodToolCallback(take_lax),
+            '{"a": {"x": 1}, "zz": 2}',
+            "Invalid arguments for tool 'take_lax': unexpected argument 'zz'",
+        ),
+    ],
+)
+def test_an_undeclared_key_is_handled_as_its_type_says(callback: Any, text: str, expected: str) -> None:
+    """The README's rule: the advertised schema forbids extra keys everywhere; binding follows the types."""
+    assert '"additionalProperties": false' in json.dumps(callback.tool_definition.input_schema)
+    try:
+        got = callback.call(text)
+    except ToolExecutionError as exc:
+        got = str(exc)
+    assert got == expected
 
 
 # --- retry budget ---------------------------------------------------------------------------------
