@@ -45,6 +45,7 @@ __all__ = [
     'number_message',
     'number_problems',
     'numbers_checker',
+    'schema_message',
 ]
 
 INT64_MIN = -(2**63)
@@ -354,6 +355,22 @@ def bounded_integers(schema: Any) -> Any:
         result['minimum'] = _tighter(result.get('minimum'), INT64_MIN, max)
         result['maximum'] = _tighter(result.get('maximum'), INT64_MAX, min)
     return result
+
+
+_INT64_BOUNDS = (f' {INT64_MAX}', f' {INT64_MIN}')
+
+
+def schema_message(error: Mapping[str, Any]) -> str:
+    """The message of a raw-schema failure (``{'pointer', 'keyword', 'message'}``), in this module's words for numbers.
+
+    A failure at the 64-bit bound :func:`bounded_integers` adds (``1e20`` for an ``"integer"``: "greater than the
+    maximum of 9223372036854775807", a bound the model never saw) is :data:`OUT_OF_RANGE`, as an integer literal
+    beyond 64 bits is. A ``maximum``/``minimum`` of the schema's own at exactly that value reads the same.
+    """
+    message = str(error['message'])
+    if error['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS):
+        return OUT_OF_RANGE
+    return message
 
 
 def _tighter(bound: Any, limit: int, pick: Any) -> Any:

@@ -50,6 +50,7 @@ from toolweave.tools._numbers import (
     extended_arguments,
     number_message,
     number_problems,
+    schema_message,
 )
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
@@ -547,7 +548,7 @@ def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> 
     """
 
     def problems(exc: SchemaValidationError) -> list[str]:
-        return [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]
+        return [f'{e["pointer"] or "/"}: {schema_message(e)}' for e in exc.errors]
 
     def recover(text: str, exc: ValueError) -> Any:
         if isinstance(exc, SchemaValidationError):
