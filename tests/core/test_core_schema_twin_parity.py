@@ -1,8 +1,8 @@
 """The pure-Python SchemaValidator twin answers as the Rust core (the ``jsonschema`` crate 0.61).
 
 Each case runs through ``toolweave._core.SchemaValidator`` and ``toolweave._reference.schema.SchemaValidator``:
-accept/reject, error pointers, keywords and their order, and ``validate_json`` must agree. Messages differ
-(the crate's wording vs the ``jsonschema`` package's) and are not compared.
+accept/reject, error pointers, keywords, messages (the crate's wording) and their order, and ``validate_json``
+(its whole ``SchemaValidationError`` text too) must agree.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from toolweave.exceptions import SchemaValidationError
 
 
 def _answer(cls: Any, schema: Any, instance: Any) -> Any:
-    """What one implementation says: build outcome, is_valid, (pointer, keyword) list, validate_json outcome.
+    """What one implementation says: build outcome, is_valid, (pointer, keyword, message) list, validate_json outcome.
 
     ``validate_json`` takes JSON objects only (arguments): other instances are checked by the rest.
     """
@@ -28,13 +28,13 @@ def _answer(cls: Any, schema: Any, instance: Any) -> Any:
         validator = cls(schema)
     except ValueError:
         return 'invalid schema'
-    issues = [(e['pointer'], e['keyword']) for e in validator.errors(instance)]
+    issues = [(e['pointer'], e['keyword'], e['message']) for e in validator.errors(instance)]
     checked: Any = None
     if isinstance(instance, dict):
         try:
             checked = validator.validate_json(json.dumps(instance))
         except SchemaValidationError as exc:
-            checked = [(e['pointer'], e['keyword']) for e in exc.errors]
+            checked = [str(exc), *[(e['pointer'], e['keyword'], e['message']) for e in exc.errors]]
     return validator.is_valid(instance), issues, checked
 
 
@@ -232,7 +232,7 @@ def test_multiple_of_as_the_crate(multiple: float, value: float, valid: bool) ->
     ],
 )
 def test_keywords_named_as_the_crate(schema: Any, instance: Any, keywords: list[str]) -> None:
-    assert [k for _, k in assert_same(schema, instance)[1]] == keywords
+    assert [k for _, k, _ in assert_same(schema, instance)[1]] == keywords
 
 
 @pytest.mark.parametrize(
@@ -284,8 +284,8 @@ SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-20, 20),
-    st.sampled_from([0.5, 1.5, 0.1, 0.3, 1e-3, 2.0, -4.5, 1e300, 1e-300]),
-    st.text(alphabet='abxé1 ', max_size=4),
+    st.sampled_from([0.5, 1.5, 0.1, 0.3, 1e-3, 2.0, -4.5, 1e300, 1e-300, 1e-5, -1.25e-5, 1e-7, 1e16, 3.5e20, -0.0]),
+    st.text(alphabet='abxé1 "\\\n\x01\x7f', max_size=4),
 )
 INSTANCES = st.recursive(
     SCALARS,
@@ -298,9 +298,11 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
         {},
         optional={
-            'type': st.sampled_from(['integer', 'number', 'string', 'object', 'array', 'boolean', 'null']),
-            'minimum': st.integers(-5, 5),
-            'multipleOf': st.sampled_from([2, 3, 0.5, 0.1, 1e-3, 1.5, 1e-300]),
+            'type': st.sampled_from(['integer', 'number', 'string', 'object', 'array', 'boolean', 'null'])
+            | st.lists(st.sampled_from(['integer', 'number', 'string', 'array', 'null']), min_size=1, unique=True),
+            'minimum': st.integers(-5, 5) | st.sampled_from([1.0, -2.5, 1e-5]),
+            'maximum': st.sampled_from([0, 1.5, 1e16]),
+            'multipleOf': st.sampled_from([2, 3, 0.5, 0.1, 1e-3, 1.5, 1e-300, 1e-7, 1e20, 2.0]),
             'maxLength': st.integers(0, 3),
             'pattern': PATTERNS,
             'enum': st.lists(SCALARS, min_size=1, max_size=3),
@@ -355,7 +357,7 @@ SCHEMAS = st.recursive(_leaf() | st.booleans(), _node, max_leaves=6).map(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SCHEMAS, INSTANCES)
 def test_differential_generated_schemas(schema: Any, instance: Any) -> None:
-    """Accept/reject, pointers, keywords, order and validate_json agree on schemas mixing these keywords."""
+    """Accept/reject, pointers, keywords, messages, order and validate_json agree on schemas mixing these keywords."""
     assert_same(schema, instance)
 
 

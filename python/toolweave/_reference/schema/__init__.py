@@ -2,7 +2,8 @@
 
 One file per Rust module: :mod:`.walks` (the tree walks of ``rust/schema/mod.rs``), :mod:`.dialect`
 (``rust/schema/dialect/``), :mod:`.validate` (``rust/schema/validate.rs``), and :mod:`.value` (the JSON value
-conversion of the binding, ``rust/py/schema.rs``).
+conversion of the binding, ``rust/py/schema.rs``); :mod:`.keywords`, :mod:`.ecma_regex` and :mod:`.messages` make the
+``jsonschema`` package answer, match and word its errors as the crate behind ``validate.rs``.
 """
 
 from __future__ import annotations

@@ -22,10 +22,12 @@ import contextvars
 import dataclasses
 import functools
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from toolweave._reference.schema import messages
 from toolweave._reference.schema.ecma_regex import is_valid_pattern, search
 
 __all__ = ['ACTIVE_REFS', 'RefState', 'check_refs', 'validator_class']
@@ -108,6 +110,9 @@ def validator_class(base: Any) -> Any:
     keywords = {k: f for k, f in _KEYWORDS.items() if k in base.VALIDATORS}
     if 'contains' in base.VALIDATORS:
         keywords['contains'] = functools.partial(_contains, base.VALIDATORS['contains'])
+    for name, own, finder in _UNEVALUATED:
+        if name in base.VALIDATORS:  # the finder of the package's module for this draft (2019-09's differs)
+            keywords[name] = functools.partial(own, getattr(sys.modules[base.VALIDATORS[name].__module__], finder))
     cls = jsonschema.validators.create(
         meta_schema=base.META_SCHEMA,
         validators={**base.VALIDATORS, **keywords},
@@ -213,10 +218,11 @@ def _array_shape_fusion(schema: Mapping[str, Any]) -> bool:
     )
 
 
-def _error(message: str, **kwargs: Any) -> Any:
+def _error(text: str, **kwargs: Any) -> Any:
+    """A package ``ValidationError`` worded as the crate (``text``, from :mod:`.messages`)."""
     from jsonschema import ValidationError
 
-    return ValidationError(message, **kwargs)
+    return messages.crate_error(ValidationError(text, **kwargs), text)
 
 
 def _is_object(validator: Any, instance: Any) -> bool:
@@ -285,7 +291,7 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
         return
     if extra is False and 'properties' not in schema and 'patternProperties' not in schema:
         if instance:  # the crate's AdditionalPropertiesFalseValidator: one error, for the first member, at the object
-            yield _error(f'False schema does not allow {next(iter(instance.values()))!r}', validator=None)
+            yield _error(messages.false_schema(next(iter(instance.values()))), validator=None)
         return
     properties = schema.get('properties', {}) if _closes(schema) else {}
     patterns = schema.get('patternProperties', {})
@@ -305,10 +311,7 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
         else:
             yield from validator.descend(value, extra, path=name)
     if unexpected:
-        names = ', '.join(repr(n) for n in unexpected)
-        yield _error(
-            f'Additional properties are not allowed ({names} {"was" if len(unexpected) == 1 else "were"} unexpected)'
-        )
+        yield _error(messages.additional_properties(unexpected))
     if _fuses_required(schema):
         yield from _required_names(validator, schema['required'], instance)
 
@@ -322,7 +325,7 @@ def _required_names(validator: Any, required: Any, instance: Any) -> Iterator[An
     if _is_object(validator, instance):
         for name in required:
             if name not in instance:
-                yield _error(f'{name!r} is a required property', validator='required', validator_value=required)
+                yield _error(messages.required(name), validator='required', validator_value=required)
 
 
 def _dependent_required(validator: Any, dependent: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -348,26 +351,61 @@ def _property_names(validator: Any, names: Any, instance: Any, schema: Any) -> I
     if not _is_object(validator, instance) or not instance:
         return
     if names is False:
-        yield _error(f'False schema does not allow {instance!r}', validator=None)
+        yield _error(messages.false_schema(instance), validator=None)
         return
     for name in instance:
         for error in validator.descend(name, names):
-            yield _error(error.message, validator='propertyNames', validator_value=names)
+            yield _error(messages.message(error), validator='propertyNames', validator_value=names)
 
 
 def _contains(original: Any, validator: Any, contains: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    for error in original(validator, contains, instance, schema):
-        yield _error(error.message, validator='contains', validator_value=contains)
+    for _ in original(validator, contains, instance, schema):
+        yield _error(messages.contains(instance), validator='contains', validator_value=contains)
+
+
+def _unevaluated_properties(
+    find_evaluated: Any, validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
+    """The package's ``unevaluatedProperties`` (same verdict), one error listing the names in instance order.
+
+    ``find_evaluated`` is the package's ``find_evaluated_property_keys_by_schema`` of the draft.
+    """
+    if not _is_object(validator, instance):
+        return
+    evaluated = find_evaluated(validator, instance, schema)
+    names = [
+        name
+        for name in instance
+        if name not in evaluated
+        and any(True for _ in validator.descend(instance[name], unevaluated, path=name, schema_path=name))
+    ]
+    if names:
+        yield _error(messages.unevaluated('properties', names))
+
+
+def _unevaluated_items(
+    find_evaluated: Any, validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
+    """The package's ``unevaluatedItems`` (same verdict: it counts the keyword's own schema as evaluating).
+
+    ``find_evaluated`` is the package's ``find_evaluated_item_indexes_by_schema`` of the draft.
+    """
+    if not validator.is_type(instance, 'array'):
+        return
+    evaluated = find_evaluated(validator, instance, schema)
+    items = [messages.json_text(item) for index, item in enumerate(instance) if index not in evaluated]
+    if items:
+        yield _error(messages.unevaluated('items', items))
 
 
 def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if validator.is_type(instance, 'string') and not search(pattern, instance):
-        yield _error(f'{instance!r} does not match {pattern!r}')
+        yield _error(messages.pattern(instance, pattern))
 
 
 def _multiple_of(validator: Any, multiple: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if validator.is_type(instance, 'number') and not is_multiple_of(instance, multiple):
-        yield _error(f'{instance!r} is not a multiple of {multiple!r}')
+        yield _error(messages.multiple_of(instance, multiple))
 
 
 def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -397,6 +435,10 @@ def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[Any]:
             refs.guarded.discard(key)
 
 
+_UNEVALUATED = (
+    ('unevaluatedProperties', _unevaluated_properties, 'find_evaluated_property_keys_by_schema'),
+    ('unevaluatedItems', _unevaluated_items, 'find_evaluated_item_indexes_by_schema'),
+)
 _KEYWORDS = {
     'properties': _properties,
     'patternProperties': _pattern_properties,
