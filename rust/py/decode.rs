@@ -18,14 +18,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use jiter::{NumberAny, NumberInt};
-use pyo3::exceptions::PyTypeError;
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
-};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyType};
 
 use super::json::PyValues;
+use super::model::{set_of, ModelClass};
 use super::schema::numbers_fine;
 use crate::json::onepass::{self, Sink, Top};
 
@@ -160,7 +157,7 @@ enum Node {
     List(usize, usize, Option<usize>),
     Dict(usize, usize, Option<usize>),
     TypedDict(Fields),
-    Model(Py<PyType>, Fields),
+    Model(ModelClass, Fields),
     /// A `definition-ref` (its definition's node).
     Ref(usize),
 }
@@ -575,9 +572,9 @@ impl<'a, 'py> Reader<'a, 'py> {
                 (Node::TypedDict(f), b'{') if depth < MAX_DEPTH => {
                     Ok(self.fields(f, depth, steps, false)?.0.into_any())
                 }
-                (Node::Model(cls, f), b'{') if depth < MAX_DEPTH => {
+                (Node::Model(model, f), b'{') if depth < MAX_DEPTH => {
                     let (dict, names) = self.fields(f, depth, steps, true)?;
-                    Ok(model_instance(cls.bind(py), &dict, names)?)
+                    Ok(model.instance(&dict, names)?)
                 }
                 _ => Err(Stop::Mismatch),
             };
@@ -965,85 +962,14 @@ impl<'py> Sink for Pairs<'py> {
     }
 }
 
-/// A model instance as pydantic-core's `create_class` and `set_model_attrs` (model.rs) make it: no `__init__`,
-/// no `__setattr__` of the model.
-fn model_instance<'py>(
-    cls: &Bound<'py, PyType>,
-    dict: &Bound<'py, PyDict>,
-    names: Option<Bound<'py, PySet>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    let instance = new_instance(cls)?;
-    force_setattr(&instance, pyo3::intern!(py, "__dict__"), dict)?;
-    let none = py.None().into_bound(py);
-    force_setattr(&instance, pyo3::intern!(py, "__pydantic_extra__"), &none)?;
-    force_setattr(&instance, pyo3::intern!(py, "__pydantic_private__"), &none)?;
-    let names = names.map_or(none, Bound::into_any);
-    force_setattr(
-        &instance,
-        pyo3::intern!(py, "__pydantic_fields_set__"),
-        &names,
-    )?;
-    Ok(instance)
-}
-
-/// A new `set` with the items of `names`: `PySet_New` copies a set's table at once (no hashing or probing per
-/// item, unlike adding the names one by one).
-#[allow(unsafe_code)]
-fn set_of<'py>(names: &Bound<'py, PyFrozenSet>) -> PyResult<Bound<'py, PySet>> {
-    // SAFETY: `names` is a live frozenset borrowed for the call; `PySet_New` does not steal it and returns a new
-    // reference or null with an exception set, which `from_owned_ptr_or_err` takes over.
-    let set = unsafe { Bound::from_owned_ptr_or_err(names.py(), ffi::PySet_New(names.as_ptr()))? };
-    Ok(set.cast_into::<PySet>()?)
-}
-
-/// A new instance of `cls` from its `tp_new` with no arguments, as pydantic-core's `create_class` (model.rs)
-/// makes one (no `__init__`). Only classes whose `__new__` is `object.__new__` get here.
-#[allow(unsafe_code)]
-fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    let args = PyTuple::empty(py);
-    let tp = cls.as_type_ptr();
-    // SAFETY: `tp` is a live type object (borrowed from `cls` for this call); `PyType_GetSlot` reads any type's
-    // slot from Python 3.10 on (the abi3 floor), and returns either null or the type's `newfunc`.
-    let slot = unsafe { ffi::PyType_GetSlot(tp, ffi::Py_tp_new) };
-    if slot.is_null() {
-        return Err(PyTypeError::new_err("base type without tp_new"));
-    }
-    // SAFETY: a non-null `Py_tp_new` slot is a `newfunc`; it is called with the type, an empty args tuple (kept
-    // alive by `args`) and null kwargs, as CPython's `type_call` may, and returns a new reference or null with an
-    // exception set, which `from_owned_ptr_or_err` takes over.
-    unsafe {
-        let new: ffi::newfunc = std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(slot);
-        Bound::from_owned_ptr_or_err(py, new(tp, args.as_ptr(), std::ptr::null_mut()))
-    }
-}
-
-/// `object.__setattr__(obj, name, value)`: the generic attribute set (instance dict or slot), bypassing the
-/// class's `__setattr__`, as pydantic-core's `force_setattr` does.
-#[allow(unsafe_code)]
-fn force_setattr(
-    obj: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<()> {
-    // SAFETY: the three pointers are live objects borrowed for the duration of the call; the function does not
-    // steal references and returns -1 with an exception set on failure.
-    let status =
-        unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(PyErr::fetch(obj.py()))
-    }
-}
-
 /// Whether BUILD of this plan touches nothing but the call's own objects: no `default_factory`, unhashable
 /// defaults of plain JSON data only (their deep copy runs no user code), no model class with `__del__`.
 fn fusable(py: Python<'_>, nodes: &[Node]) -> bool {
     nodes.iter().all(|n| match n {
         Node::TypedDict(f) => fields_fusable(py, f),
-        Node::Model(cls, f) => cls.bind(py).getattr("__del__").is_err() && fields_fusable(py, f),
+        Node::Model(model, f) => {
+            model.class(py).getattr("__del__").is_err() && fields_fusable(py, f)
+        }
         _ => true,
     })
 }
@@ -1321,9 +1247,9 @@ impl ArgumentDecoder {
                 v
             }
             Node::TypedDict(f) => self.build_fields(f, &v, false)?.0.into_any(),
-            Node::Model(cls, f) => {
+            Node::Model(model, f) => {
                 let (dict, names) = self.build_fields(f, &v, true)?;
-                model_instance(cls.bind(py), &dict, names)?
+                model.instance(&dict, names)?
             }
             _ => v,
         })
@@ -1894,7 +1820,10 @@ impl<'py> Compiler<'py> {
             only(&field, MODEL_FIELD_KEYS)?;
             out.push(self.field(&name, &field, true, depth, false)?);
         }
-        Some(Node::Model(cls.unbind(), fields_of(self.py, out, extra)?))
+        Some(Node::Model(
+            ModelClass::new(&cls)?,
+            fields_of(self.py, out, extra)?,
+        ))
     }
 
     /// A field: its JSON key (`validation_alias`, a plain str), its node, and a `default` wrapper taken apart here

@@ -4,6 +4,7 @@ mod decode;
 mod errors;
 mod incremental;
 mod json;
+mod model;
 mod schema;
 mod stream;
 mod usage;

@@ -391,6 +391,29 @@ def test_models_are_pydantics(text: str) -> None:
     assert got.shade is want.shade and got.model_dump() == want.model_dump()
 
 
+class Slotted(pydantic.BaseModel):
+    """A model with a slot of its own beside ``BaseModel``'s, and a subclass of it."""
+
+    __slots__ = ('cache',)
+    x: int
+
+
+class SlottedChild(Slotted):
+    y: Optional[str] = None
+
+
+def test_models_with_slots_of_their_own_are_pydantics() -> None:
+    for cls, text in ((Slotted, '{"x": 1}'), (SlottedChild, '{"y": "a", "x": 2}')):
+        adapter = _adapter(cls)
+        got = RustDecoder.build(adapter.core_schema).decode(text)
+        want = adapter.validate_json(text)
+        assert_same(got, want)
+        assert not hasattr(got, 'cache') and not hasattr(want, 'cache')
+        for instance in (got, want):  # the class's own slot is usable, as on pydantic's instance
+            object.__setattr__(instance, 'cache', 1)
+        assert got.cache == want.cache == 1 and got.model_dump() == want.model_dump()
+
+
 def test_typed_dicts_come_in_schema_order_with_converted_values() -> None:
     adapter = _adapter(OrderDict)
     decoder = RustDecoder.build(adapter.core_schema)
