@@ -323,9 +323,12 @@ def _bounded_kind(node: dict[str, Any], kind: str) -> bool:
 
 
 _SCHEMA_KEYWORDS = frozenset(
-    {'items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames'}
+    {'items', 'additionalProperties', 'then', 'else', 'contains', 'propertyNames'}
     | {'unevaluatedItems', 'unevaluatedProperties', 'additionalItems'}
 )
+"""Keywords whose value is one schema that constrains the instance. ``not`` and ``if`` are left as written: bounds
+inside a condition constrain nothing, they only invert or switch it (``{"not": {"type": "integer"}}`` would let
+``1e20`` through and name the added bounds in its message)."""
 _SCHEMA_LISTS = frozenset({'allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'})
 _SCHEMA_MAPS = frozenset({'properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'})
 
@@ -336,7 +339,8 @@ def bounded_integers(schema: Any) -> Any:
     For validation only (the model still reads the schema as written): JSON Schema counts ``1e20``
     as an integer, and a raw-schema tool's ``dict`` would carry it as a float beyond any 64-bit
     column. Tighter ``minimum``/``maximum`` values are kept; values of ``enum``, ``const``,
-    ``default`` and ``examples`` are data, not schemas, and are left as they are.
+    ``default`` and ``examples`` are data, not schemas, and are left as they are, and so are the
+    conditions ``not`` and ``if`` (see :data:`_SCHEMA_KEYWORDS`).
     """
     if not isinstance(schema, Mapping):
         return schema

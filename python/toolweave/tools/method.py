@@ -621,7 +621,19 @@ def _marked(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _holds_repeated(value: Any) -> bool:
-    return type(value) is _Repeated or (type(value) is list and any(_holds_repeated(item) for item in value))
+    """Whether ``value`` is a :class:`_Repeated` or a list holding one at any list depth.
+
+    A loop, not recursion: an array nested as deep as ``json`` reads it raises no ``RecursionError``
+    (objects inside are marked already, by :func:`_marked`).
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is _Repeated:
+            return True
+        if type(item) is list:
+            pending.extend(item)
+    return False
 
 
 def repeated_key_owners(text: str) -> set[str]:
