@@ -70,6 +70,10 @@ def required_any(d: dict[str, Req], note: Any = None) -> str:
     return repr((d, note))
 
 
+def listed(r: list[dict[str, Req]], note: Any = None) -> str:
+    return repr((r, note))
+
+
 def optional_field(d: dict[str, Opt], n: int = 0) -> str:
     return repr((d, n))
 
@@ -217,19 +221,19 @@ def test_the_repeated_key_parse_names_the_owners() -> None:
     assert repeated_key_owners('{"d": 1, "d": {"a": 1}}') == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='an earlier pair of a repeated key that leaves out a required field pydantic refuses '
-    '({"d": {"s": {}, "s": {"at": 1}}} for dict[str, Req], Req.at: int, field missing), the tool accepts it: '
-    "MethodToolCallback._repeated_key_problems (method.py) drops every 'missing' error, to let a left-out field "
-    'that admits None be filled, and so drops those of fields that do not admit None. Fix: keep a missing error '
-    "unless the field admits None (check the error's input object filled with None against the field's schema).",
-)
 @pytest.mark.parametrize('tool', [required, required_any])
 def test_an_earlier_pair_missing_a_required_field_is_refused(tool: Callable[..., str]) -> None:
+    """Only a left-out field that admits None is filled; ``Req.at`` does not (it was accepted before the fix)."""
     text = '{"d": {"s": {}, "s": {"at": 1}}, "n": 1}' if tool is required else '{"d": {"s": {}, "s": {"at": 1}}}'
     assert not pydantic_accepts(tool, text)
-    assert both(tool, text)[0] == 'ToolExecutionError'
+    assert both(tool, text) == invalid(tool.__name__, 'd.s.at: Field required')
+
+
+def test_a_missing_field_in_an_earlier_list_item_is_refused() -> None:
+    text = '{"r": [{"s": {}, "s": {"at": 1}}, {"s": {"at": 2}}]}'
+    assert not pydantic_accepts(listed, text)
+    assert both(listed, text) == invalid('listed', 'r.0.s.at: Field required')
+    assert both(listed, '{"r": [{"s": {"at": "x"}, "s": {"at": 1}}]}') == invalid('listed', f'r.0.s.at: {NOT_INT}')
 
 
 # ------------------------------------------------------------------------------------------ 2. raw-schema wording

@@ -359,25 +359,31 @@ class MethodToolCallback:
             return self._judged(values)
         raise invalid_arguments(self._definition, problems)
 
-    def _repeated_key_problems(self, text: str, names: Collection[str]) -> dict[str, list[str]]:
+    def _repeated_key_problems(self, text: str, names: Collection[str], raw: Mapping[str, Any]) -> dict[str, list[str]]:
         """The problems pydantic finds in each parameter of ``names`` whose value in ``text`` holds a repeated key.
 
         pydantic validates every pair of a ``dict`` (``{"a": "x", "a": 2}`` fails a ``dict[str, int]``), while
-        the slow path sees only the last of repeated keys (:func:`repeated_key_owners`). A field left out is
-        not counted: the slow path accepts a left-out field that admits ``None`` (:func:`fill_missing_nullable`).
+        the slow path sees only the last of repeated keys (:func:`repeated_key_owners`); ``raw`` is what it saw.
+        A left-out field that admits ``None`` is not counted: the slow path fills it (:func:`fill_missing_nullable`);
+        one that does not is (:func:`_takes_none`).
         """
         owners = repeated_key_owners(text).intersection(names)
         adapter = self._schema.arguments
         found: dict[str, list[str]] = {}
         if not owners or adapter is None:
             return found
+        adapters = {param.name: param.adapter for param in self._schema.parameters}
         try:
             validate_json(adapter, text)
         except pydantic.ValidationError as exc:
             for error in exc.errors(include_url=False):
                 location = error['loc']
-                if location and location[0] in owners and error['type'] != 'missing':
-                    found.setdefault(str(location[0]), []).append(f'{dotted(location)}: {number_message(error)}')
+                if not location or location[0] not in owners:
+                    continue
+                name = str(location[0])
+                if error['type'] == 'missing' and _takes_none(adapters[name], raw.get(name), location[1:]):
+                    continue
+                found.setdefault(name, []).append(f'{dotted(location)}: {number_message(error)}')
         return found
 
     def _judged(self, values: dict[str, Any]) -> dict[str, Any] | None:
@@ -498,7 +504,7 @@ class MethodToolCallback:
             if param.name in one_step_failed:
                 passed[param.name] = len(problems)
         if passed:
-            found = self._repeated_key_problems(text, passed.keys())
+            found = self._repeated_key_problems(text, passed.keys(), raw)
             for name, at in reversed(passed.items()):
                 problems[at:at] = found.get(name, ())
         sent = {name: value for name, value in values.items() if name in raw}
@@ -603,6 +609,31 @@ def fill_missing_nullable(
         return (adapter.validate_python(value),)
     except pydantic.ValidationError:
         return None
+
+
+def _takes_none(adapter: pydantic.TypeAdapter[Any], value: Any, location: tuple[Any, ...]) -> bool:
+    """Whether the field at ``location`` inside ``value`` (a parameter's parsed value, valid) validates as ``None``.
+
+    ``False`` when ``location`` does not lead to an object in ``value`` (another pair's shape): the error stands.
+    """
+    if not location:
+        return False
+    value = copy.deepcopy(value)
+    node = value
+    *path, last = location
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if not isinstance(node, dict):
+        return False
+    node[last] = None
+    try:
+        adapter.validate_python(value)
+    except pydantic.ValidationError as exc:
+        return all(tuple(error['loc']) != tuple(location) for error in exc.errors(include_url=False))
+    return True
 
 
 def _describe(name: str, error: Any) -> str:
