@@ -10,6 +10,7 @@ Models the decoder builds are compared, attribute by attribute, with pydantic's 
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -493,3 +494,20 @@ def test_threads_build_instances_alike() -> None:
 
     run_threads([threading.Thread(target=work) for _ in range(8)])
     assert failures == [] and len(done) == 8
+
+
+def test_building_instances_leaks_no_reference() -> None:
+    """The slots are stored through the member descriptor's setter: no reference to None or the class is kept
+    or lost per instance (``sys.getrefcount`` does not move between two rounds of many decodes)."""
+    decoder = RustDecoder.build(pydantic.TypeAdapter(dict[str, list[Diamond]]).core_schema)
+    text = '{"k": [{"c": 1}, {"c": 2, "a": 5}]}'
+
+    def counts_after(rounds: int) -> tuple[int, int]:
+        for _ in range(rounds):
+            got = decoder.decode(text)
+            assert got['k'][1].__pydantic_fields_set__ == {'c', 'a'}
+        gc.collect()
+        return sys.getrefcount(None), sys.getrefcount(Diamond)
+
+    first = counts_after(1_000)  # warm: whatever is cached once is cached now
+    assert counts_after(20_000) == first == counts_after(5_000)
