@@ -167,7 +167,7 @@ def _pinned_shape(schema: Any) -> bool:
     return 'unevaluatedProperties' in text and ('additionalProperties' in text or '\\\\p' in text)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.recursive(_odd_leaf() | st.booleans(), _odd_node, max_leaves=8), ODD_INSTANCES)
 def test_differential_with_odd_values(schema: Any, instance: Any) -> None:
     """Accept/reject, pointers, keywords, messages, order and validate_json agree with odd values everywhere."""

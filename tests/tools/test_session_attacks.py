@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Generic, Optional, TypeVar, Union
 
 import pydantic
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support.concurrency import run_threads
 from toolweave._core import ArgumentDecoder as RustDecoder
 from toolweave._native import IMPLEMENTATION
@@ -511,3 +513,25 @@ def test_building_instances_leaks_no_reference() -> None:
 
     first = counts_after(1_000)  # warm: whatever is cached once is cached now
     assert counts_after(20_000) == first == counts_after(5_000)
+
+
+_FIELD_VALUES = st.sampled_from(
+    ['{}', '{"at": null}', '{"at": 1}', '{"at": "x"}', '{"at": 1, "at": "y"}', '{"at": "y", "at": 2}', '[]', 'null']
+)
+_FIELD_PAIRS = st.lists(st.tuples(st.sampled_from(['s', 't']), _FIELD_VALUES), max_size=4).map(
+    lambda pairs: '{' + ', '.join(f'"{key}": {value}' for key, value in pairs) + '}'
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(d=_FIELD_PAIRS, rest=st.sampled_from(['', ', "n": 1', ', "n": "q"']))
+def test_missing_fields_in_repeated_pairs_are_judged_as_pydantic(d: str, rest: str) -> None:
+    text = '{"d": ' + d + rest + '}'
+    assert (both(required, text)[0] == 'ok') is pydantic_accepts(required, text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(items=st.lists(_FIELD_PAIRS, max_size=3), note=st.sampled_from(['', ', "note": 1']))
+def test_missing_fields_in_repeated_pairs_of_list_items_are_judged_as_pydantic(items: list[str], note: str) -> None:
+    text = '{"r": [' + ', '.join(items) + ']' + note + '}'
+    assert (both(listed, text)[0] == 'ok') is pydantic_accepts(listed, text)
