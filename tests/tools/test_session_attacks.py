@@ -305,17 +305,22 @@ def test_a_number_fields_own_64_bit_maximum_is_not_worded_as_an_integer() -> Non
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='an "integer" with its own exclusiveMaximum below the value names two problems for 1e20, the added '
-    '64-bit maximum (OUT_OF_RANGE) and the schema\'s own bound: bounded_integers adds "maximum" beside the '
-    "user's exclusiveMaximum. Fix: keep no added bound where the schema's own exclusive bound is tighter.",
-)
-def test_an_integer_beyond_its_own_exclusive_maximum_is_named_once() -> None:
-    for call in _raw_calls(_prop({'type': 'integer', 'exclusiveMaximum': 100})):
-        assert _said(call, '{"n": 1e20}') == (
-            "Invalid arguments for tool 'raw': /n: 1e+20 is greater than or equal to the maximum of 100"
-        )
+@pytest.mark.parametrize(
+    ('schema', 'text', 'problems'),
+    [
+        ({'type': 'integer', 'exclusiveMaximum': 100}, '{"n": 1e20}',
+         ['/n: 1e+20 is greater than or equal to the maximum of 100']),
+        ({'type': ['integer', 'null'], 'exclusiveMinimum': -100}, '{"n": -1e20}',
+         ['/n: -1e+20 is less than or equal to the minimum of -100']),
+        ({'type': 'integer', 'exclusiveMaximum': 1e30}, '{"n": 1e20}', [f'/n: {OUT_OF_RANGE}']),
+    ],
+)  # fmt: skip
+def test_an_integer_beyond_its_own_exclusive_bound_is_named_once(
+    schema: dict[str, Any], text: str, problems: list[str]
+) -> None:
+    """No 64-bit bound is added beside the schema's own exclusive bound inside it (1e20 was named twice)."""
+    for call in _raw_calls(_prop(schema)):
+        assert _said(call, text) == "Invalid arguments for tool 'raw': " + '; '.join(problems)
 
 
 # ------------------------------------------------------------------------------------------ 4. model instances

@@ -21,6 +21,7 @@ import decimal
 import enum
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -338,7 +339,8 @@ def bounded_integers(schema: Any) -> Any:
 
     For validation only (the model still reads the schema as written): JSON Schema counts ``1e20``
     as an integer, and a raw-schema tool's ``dict`` would carry it as a float beyond any 64-bit
-    column. Tighter ``minimum``/``maximum`` values are kept; values of ``enum``, ``const``,
+    column. Tighter ``minimum``/``maximum`` values are kept, and no bound is added beside an
+    ``exclusiveMinimum``/``exclusiveMaximum`` of the schema's own inside it; values of ``enum``, ``const``,
     ``default`` and ``examples`` are data, not schemas, and are left as they are, and so are the
     conditions ``not`` and ``if`` (see :data:`_SCHEMA_KEYWORDS`).
     """
@@ -356,9 +358,16 @@ def bounded_integers(schema: Any) -> Any:
             result[key] = value
     kind = result.get('type')
     if kind == 'integer' or (isinstance(kind, list) and 'integer' in kind and 'number' not in kind):
-        result['minimum'] = _tighter(result.get('minimum'), INT64_MIN, max)
-        result['maximum'] = _tighter(result.get('maximum'), INT64_MAX, min)
+        if not _within(result.get('exclusiveMinimum'), INT64_MIN, operator.ge):  # else 1e20 would be named twice
+            result['minimum'] = _tighter(result.get('minimum'), INT64_MIN, max)
+        if not _within(result.get('exclusiveMaximum'), INT64_MAX, operator.le):
+            result['maximum'] = _tighter(result.get('maximum'), INT64_MAX, min)
     return result
+
+
+def _within(bound: Any, limit: int, holds: Any) -> bool:
+    """Whether ``bound`` (a schema's own exclusive bound) is a number already inside ``limit`` (``holds(bound, limit)``)."""
+    return isinstance(bound, int | float) and not isinstance(bound, bool) and bool(holds(bound, limit))
 
 
 _INT64_BOUNDS = (f' {INT64_MAX}', f' {INT64_MIN}')
