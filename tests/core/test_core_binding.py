@@ -32,7 +32,13 @@ from toolweave.exceptions import (
     ToolExecutionError,
 )
 from toolweave.tools import FunctionToolCallback, MethodToolCallback
-from toolweave.tools._numbers import bounded_integers, checked_validator, extended_arguments, number_problems
+from toolweave.tools._numbers import (
+    bounded_integers,
+    checked_validator,
+    extended_arguments,
+    number_problems,
+    schema_message,
+)
 from toolweave.tools.function import _pointer
 from toolweave.tools.schema import SchemaOption, function_schema
 from typing_extensions import TypedDict
@@ -271,7 +277,9 @@ def checked_then_walked(text: str) -> Any:
     try:
         value = RAW_VALIDATOR.validate_json(text)
     except SchemaValidationError as exc:
-        raise InvalidToolArgumentsError('raw', [f'{e["pointer"] or "/"}: {e["message"]}' for e in exc.errors]) from None
+        raise InvalidToolArgumentsError(
+            'raw', [f'{e["pointer"] or "/"}: {schema_message(e)}' for e in exc.errors]
+        ) from None
     except ToolArgumentsError:
         raise
     except ValueError as exc:
