@@ -3,7 +3,9 @@
 Starts the mock provider (``mock_provider.py``: recorded OpenAI-compatible stream envelope, paced at
 ``--tps`` events per second after ``--ttft`` seconds), then for each run (``apps.py``: toolweave,
 pydantic-ai and the OpenAI Agents SDK on one uvicorn worker at ``--concurrency`` clients; then toolweave
-on 1 and on 2 workers at ``--scaling-clients`` clients, enough offered load to keep two workers busy)
+on 1 and on 2 workers at ``--scaling-clients`` clients per worker: each client waits for its answer before
+it asks again, so the offered load must grow with the workers for two of them to be saturated as one is;
+at a fixed client count two workers finish sooner and the clients, not the cores, bound their throughput)
 starts the service under uvicorn (uvloop + httptools for every framework), warms it up, and runs a
 bounded load generator: that many keep-alive connections, each sending ``POST /run`` and reading the
 whole SSE answer, again and again for ``--duration`` seconds. The mock provider and the load generator
@@ -287,14 +289,12 @@ def report(results: dict[str, dict[str, float]], floor: float, args: argparse.Na
         ratios.append(
             f'- toolweave CPU per request / {faster} (the faster peer): {tw / peers[faster]:.3f} (target <= 0.2)'
         )
-    one, two = (
-        f'toolweave, 1 worker, {args.scaling_clients} clients',
-        f'toolweave, 2 workers, {args.scaling_clients} clients',
-    )
+    one, two = (scaling_name(workers, args.scaling_clients) for workers in (1, 2))
     if one in results and two in results:
         scaling = results[two]['rps'] / results[one]['rps']
         ratios.append(
-            f'- 2 workers / 1 worker throughput at {args.scaling_clients} clients: {scaling:.2f}x (target >= 1.7x)'
+            f'- 2 workers / 1 worker throughput, each saturated ({args.scaling_clients} clients per worker): '
+            f'{scaling:.2f}x (target >= 1.7x)'
         )
     setup = (
         f'{args.duration:g} s per service after {args.warmup:g} s warm-up; mock provider at {args.tps:g} events/s, '
@@ -332,13 +332,21 @@ def chart(results: dict[str, dict[str, float]], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def scaling_name(workers: int, per_worker: int) -> str:
+    """The row of toolweave on ``workers`` workers at ``per_worker`` clients each."""
+    return f'toolweave, {workers} worker{"s" if workers > 1 else ""}, {workers * per_worker} clients'
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--duration', type=float, default=20.0, help='seconds of load per service')
     parser.add_argument('--warmup', type=float, default=3.0, help='seconds of load before measuring')
     parser.add_argument('--concurrency', type=int, default=64, help='concurrent clients of the comparison')
     parser.add_argument(
-        '--scaling-clients', type=int, default=192, help='concurrent clients of the 1- vs 2-worker comparison'
+        '--scaling-clients',
+        type=int,
+        default=192,
+        help='concurrent clients per worker of the 1- vs 2-worker comparison',
     )
     parser.add_argument('--tps', type=float, default=400.0, help='mock provider events (tokens) per second')
     parser.add_argument('--ttft', type=float, default=0.2, help='mock provider time to first token, seconds')
@@ -356,8 +364,7 @@ def main() -> None:
     args.mock = f'http://127.0.0.1:{int(mock_process.stdout.readline())}'
     runs = [(app, app, 1, args.concurrency) for app in ('toolweave', 'pydantic-ai', 'openai-agents')]
     for workers in (1, 2):
-        name = f'toolweave, {workers} worker{"s" if workers > 1 else ""}, {args.scaling_clients} clients'
-        runs.append((name, 'toolweave', workers, args.scaling_clients))
+        runs.append((scaling_name(workers, args.scaling_clients), 'toolweave', workers, workers * args.scaling_clients))
     try:
         floor = statistics.median(asyncio.run(floor_latency(args.mock)))
         results = {}
