@@ -24,8 +24,10 @@ from support.redis_fixtures import redis_url
 
 __all__ += ['redis_url']
 
-# --- hypothesis: slow data generation on a loaded machine is not a failure (the properties still hold) ---
+# --- hypothesis: slow data generation or a slow example on a loaded machine is not a failure (the properties
+# still hold; the pure-Python twins under TOOLWEAVE_PURE=1 can pass the 200 ms default deadline while other jobs
+# share the cores). Speed is measured in benches/, never asserted here.
 from hypothesis import HealthCheck, settings
 
-settings.register_profile('toolweave', suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile('toolweave', suppress_health_check=[HealthCheck.too_slow], deadline=None)
 settings.load_profile('toolweave')
