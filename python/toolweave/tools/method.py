@@ -593,22 +593,36 @@ def fill_missing_nullable(
     errors = exc.errors(include_url=False)
     if not errors or any(e['type'] != 'missing' or not e['loc'] for e in errors):
         return None
-    value = copy.deepcopy(value)
-    for error in errors:
-        node = value
-        *path, last = error['loc']
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-        if not isinstance(node, dict):
-            return None
-        node[last] = None
+    value = _with_none_at(value, [tuple(error['loc']) for error in errors])
+    if value is _NOT_AN_OBJECT:
+        return None
     try:
         return (adapter.validate_python(value),)
     except pydantic.ValidationError:
         return None
+
+
+_NOT_AN_OBJECT: Any = object()  # _with_none_at: a location does not lead to an object
+
+
+def _with_none_at(value: Any, locations: list[tuple[Any, ...]]) -> Any:
+    """A deep copy of ``value`` with ``None`` set at each location (keys and indices down to a field of an object).
+
+    :data:`_NOT_AN_OBJECT` when a location does not lead to an object in ``value``.
+    """
+    value = copy.deepcopy(value)
+    for location in locations:
+        node = value
+        *path, last = location
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return _NOT_AN_OBJECT
+        if not isinstance(node, dict):
+            return _NOT_AN_OBJECT
+        node[last] = None
+    return value
 
 
 def _takes_none(adapter: pydantic.TypeAdapter[Any], value: Any, location: tuple[Any, ...]) -> bool:
@@ -618,17 +632,9 @@ def _takes_none(adapter: pydantic.TypeAdapter[Any], value: Any, location: tuple[
     """
     if not location:
         return False
-    value = copy.deepcopy(value)
-    node = value
-    *path, last = location
-    for part in path:
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            return False
-    if not isinstance(node, dict):
+    value = _with_none_at(value, [location])
+    if value is _NOT_AN_OBJECT:
         return False
-    node[last] = None
     try:
         adapter.validate_python(value)
     except pydantic.ValidationError as exc:
