@@ -146,24 +146,43 @@ pub(crate) fn set_of<'py>(names: &Bound<'py, PyFrozenSet>) -> PyResult<Bound<'py
     Ok(set.cast_into::<PySet>()?)
 }
 
-/// A new instance of `cls` from its `tp_new` with no arguments, as pydantic-core's `create_class` (model.rs)
-/// makes one (no `__init__`). Only classes whose `__new__` is `object.__new__` get here.
+/// A new instance of `cls` as its `tp_new` (`object.__new__`: only such classes get here) makes one with no
+/// arguments, which pydantic-core's `create_class` (model.rs) calls (no `__init__`): the class's `tp_alloc`, as
+/// `object.__new__` calls it. An abstract class goes through `tp_new` itself, which refuses it (`TypeError`).
+///
+/// `object.__new__` of CPython 3.11 and 3.12 also fills a managed instance dict's inline values, which the
+/// `__dict__` set right after ([`set_dict`]) turns into a dict and drops again: left out here, the instance
+/// starts with neither (a state CPython handles, as for a dict never touched), and gets its dict at once.
 #[allow(unsafe_code)]
 fn new_instance<'py>(cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
-    let args = PyTuple::empty(py);
     let tp = cls.as_type_ptr();
-    // SAFETY: `tp` is a live type object (borrowed from `cls` for this call); `PyType_GetSlot` reads any type's
-    // slot from Python 3.10 on (the abi3 floor), and returns either null or the type's `newfunc`.
-    let slot = unsafe { ffi::PyType_GetSlot(tp, ffi::Py_tp_new) };
+    // SAFETY: `tp` is a live type object (borrowed from `cls` for this call); `PyType_GetFlags` reads its flags.
+    let abstract_class = unsafe { ffi::PyType_GetFlags(tp) } & ffi::Py_TPFLAGS_IS_ABSTRACT != 0;
+    let slot_name = if abstract_class {
+        ffi::Py_tp_new
+    } else {
+        ffi::Py_tp_alloc
+    };
+    // SAFETY: as above; `PyType_GetSlot` reads any type's slot from Python 3.10 on (the abi3 floor), and returns
+    // either null or the slot's function.
+    let slot = unsafe { ffi::PyType_GetSlot(tp, slot_name) };
     if slot.is_null() {
-        return Err(PyTypeError::new_err("base type without tp_new"));
+        return Err(PyTypeError::new_err("base type without tp_new or tp_alloc"));
     }
-    // SAFETY: a non-null `Py_tp_new` slot is a `newfunc`; it is called with the type, an empty args tuple (kept
-    // alive by `args`) and null kwargs, as CPython's `type_call` may, and returns a new reference or null with an
-    // exception set, which `from_owned_ptr_or_err` takes over.
+    // SAFETY: a non-null `Py_tp_new` slot is a `newfunc`, a `Py_tp_alloc` slot an `allocfunc`. `tp_new` is called
+    // with the type, an empty args tuple (kept alive by `args`) and null kwargs, as CPython's `type_call` may;
+    // `tp_alloc` with the type and no items, as `object.__new__` calls it. Each returns a new reference or null
+    // with an exception set, which `from_owned_ptr_or_err` takes over.
     unsafe {
-        let new: ffi::newfunc = std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(slot);
-        Bound::from_owned_ptr_or_err(py, new(tp, args.as_ptr(), std::ptr::null_mut()))
+        let made = if abstract_class {
+            let args = PyTuple::empty(py);
+            let new = std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(slot);
+            new(tp, args.as_ptr(), std::ptr::null_mut())
+        } else {
+            let alloc = std::mem::transmute::<*mut std::ffi::c_void, ffi::allocfunc>(slot);
+            alloc(tp, 0)
+        };
+        Bound::from_owned_ptr_or_err(py, made)
     }
 }

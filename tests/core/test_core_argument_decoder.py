@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import abc
+import copy
 import enum
 import json
 import math
+import pickle
 import threading
 from typing import Any, Optional
 
@@ -412,6 +415,42 @@ def test_models_with_slots_of_their_own_are_pydantics() -> None:
         for instance in (got, want):  # the class's own slot is usable, as on pydantic's instance
             object.__setattr__(instance, 'cache', 1)
         assert got.cache == want.cache == 1 and got.model_dump() == want.model_dump()
+
+
+class Polygon(pydantic.BaseModel, abc.ABC):
+    """An abstract model: pydantic refuses to make one (``object.__new__``'s check)."""
+
+    sides: int
+
+    @abc.abstractmethod
+    def area(self) -> float: ...
+
+
+@pytest.mark.parametrize('decoder_type', [RustDecoder, TwinDecoder])
+def test_an_abstract_model_is_refused_as_pydantic_refuses_it(decoder_type: Any) -> None:
+    decoder = decoder_type.build(_adapter(Polygon).core_schema)
+    with pytest.raises(TypeError) as want:
+        _adapter(Polygon).validate_json('{"sides": 3}')
+    with pytest.raises(TypeError) as got:
+        decoder.decode('{"sides": 3}')
+    assert str(got.value) == str(want.value)
+    assert "Can't instantiate abstract class Polygon" in str(got.value)
+
+
+def test_model_instances_behave_as_pydantics_after_the_decode() -> None:
+    """The instance dict is set on a fresh instance (no inline values first): reads, writes, copies work alike."""
+    adapter = _adapter(Order)
+    text = '{"customer": "Ada", "shipping": {"street": "1 Road"}, "sizes": [1]}'
+    got = RustDecoder.build(adapter.core_schema).decode(text)
+    want = adapter.validate_json(text)
+    for instance in (got, want):
+        instance.customer = 'Bea'
+        instance.shipping.zip_code = 'NW1'
+        instance.__dict__['weight'] = 2.5
+    assert vars(got) == vars(want) and got.model_fields_set == want.model_fields_set
+    assert got.model_fields_set == {'customer', 'shipping', 'sizes'}
+    assert pickle.loads(pickle.dumps(got)) == want == copy.deepcopy(got) == got.model_copy()
+    assert got.model_dump_json() == want.model_dump_json()
 
 
 def test_typed_dicts_come_in_schema_order_with_converted_values() -> None:
