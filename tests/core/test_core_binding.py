@@ -37,7 +37,8 @@ from toolweave.tools._numbers import (
     checked_validator,
     extended_arguments,
     number_problems,
-    schema_message,
+    schema_messages,
+    written_failures,
 )
 from toolweave.tools.function import _pointer
 from toolweave.tools.schema import SchemaOption, function_schema
@@ -270,6 +271,7 @@ RAW_SCHEMA = {
 }
 RAW_TOOL = FunctionToolCallback.builder('raw', lambda arguments: arguments).input_schema(RAW_SCHEMA).build()
 RAW_VALIDATOR = SchemaValidator(bounded_integers(RAW_TOOL.tool_definition.input_schema))
+RAW_AS_WRITTEN = written_failures(RAW_TOOL.tool_definition.input_schema)
 
 
 def checked_then_walked(text: str) -> Any:
@@ -277,8 +279,9 @@ def checked_then_walked(text: str) -> Any:
     try:
         value = RAW_VALIDATOR.validate_json(text)
     except SchemaValidationError as exc:
+        messages = schema_messages(exc.errors, lambda: RAW_AS_WRITTEN(text))
         raise InvalidToolArgumentsError(
-            'raw', [f'{e["pointer"] or "/"}: {schema_message(e)}' for e in exc.errors]
+            'raw', [f'{e["pointer"] or "/"}: {message}' for e, message in zip(exc.errors, messages, strict=True)]
         ) from None
     except ToolArgumentsError:
         raise

@@ -4,17 +4,20 @@ pydantic calls it ``int_parsing_size`` ("Unable to parse input string as an inte
 though no string was sent); every path of a ``@tool`` function and of a ``FunctionToolCallback`` over an
 ``input_type`` says the numbers rule's words (``OUT_OF_RANGE``), with the Rust decoder, without it, and on the
 slow path that lists every problem. A raw-schema tool (``input_schema``, MCP tools) says them too, where the
-64-bit bound it validates with would otherwise be named ("greater than the maximum of 9223372036854775807").
+64-bit bound it validates with would otherwise be named ("greater than the maximum of 9223372036854775807"),
+and only there: a ``maximum``/``minimum`` the schema has of its own at that very value is named as written.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pydantic
 import pytest
 from toolweave.exceptions import ToolExecutionError
 from toolweave.mcp.callback import _decoder as mcp_decoder
 from toolweave.tools import FunctionToolCallback, MethodToolCallback
-from toolweave.tools._numbers import OUT_OF_RANGE, number_message, schema_message
+from toolweave.tools._numbers import INT64_MAX, INT64_MIN, OUT_OF_RANGE, number_message, schema_messages
 from toolweave.tools.definition import ToolDefinition
 
 BAD_B = 'b.0: Input should be a valid integer, unable to parse string as an integer'
@@ -107,9 +110,72 @@ def test_a_raw_schema_tool_words_it_alike(text: str, problems: list[str]) -> Non
 def test_a_raw_number_is_not_worded_as_an_integer() -> None:
     call = FunctionToolCallback.builder('raw', lambda d: repr(d)).input_schema(RAW_SCHEMA).build().call
     assert call('{"x": 1e20}') == "{'x': 1e+20}"
-    assert schema_message({'keyword': 'maximum', 'message': '6 is greater than the maximum of 5'}) == (
-        '6 is greater than the maximum of 5'
-    )
-    assert schema_message(
-        {'keyword': 'maximum', 'message': '1e+20 is greater than the maximum of 19223372036854775807'}
-    ) == ('1e+20 is greater than the maximum of 19223372036854775807')
+    own = [
+        {'pointer': '/m', 'keyword': 'maximum', 'message': '6 is greater than the maximum of 5'},
+        {'pointer': '/m', 'keyword': 'maximum', 'message': '1e+20 is greater than the maximum of 19223372036854775807'},
+    ]
+    assert schema_messages(own, _unasked) == [failure['message'] for failure in own]
+
+
+def _unasked() -> list[dict[str, str]]:
+    raise AssertionError('the failures as written are asked for only when a message ends in the 64-bit bound')
+
+
+def test_only_a_failure_the_schema_as_written_lacks_is_worded_as_the_added_bound() -> None:
+    at_bound = {'pointer': '/n', 'keyword': 'maximum', 'message': f'1e+20 is greater than the maximum of {INT64_MAX}'}
+    below = {'pointer': '/n', 'keyword': 'minimum', 'message': f'-1e+20 is less than the minimum of {INT64_MIN}'}
+    assert schema_messages([at_bound, below], list) == [OUT_OF_RANGE, OUT_OF_RANGE]
+    assert schema_messages([at_bound, below], lambda: [below]) == [OUT_OF_RANGE, below['message']]
+    elsewhere = {**at_bound, 'pointer': '/k'}
+    assert schema_messages([at_bound, at_bound], lambda: [at_bound, elsewhere]) == [at_bound['message'], OUT_OF_RANGE]
+
+
+def _prop(schema: dict[str, Any], **defs: Any) -> dict[str, Any]:
+    return {'type': 'object', 'properties': {'n': schema}, **({'$defs': defs} if defs else {})}
+
+
+ABOVE = f'1e+20 is greater than the maximum of {INT64_MAX}'
+BELOW = f'-1e+20 is less than the minimum of {INT64_MIN}'
+
+
+@pytest.mark.parametrize(
+    ('schema', 'text', 'problems'),
+    [
+        # the schema's own bound at the 64-bit one: as written, for a "number" and an "integer" alike
+        (_prop({'type': 'number', 'maximum': INT64_MAX}), '{"n": 1e20}', [f'/n: {ABOVE}']),
+        (_prop({'type': 'number', 'minimum': INT64_MIN}), '{"n": -1e20}', [f'/n: {BELOW}']),
+        (_prop({'type': 'integer', 'maximum': INT64_MAX}), '{"n": 1e20}', [f'/n: {ABOVE}']),
+        (_prop({'type': 'integer', 'minimum': INT64_MIN}), '{"n": -1e20}', [f'/n: {BELOW}']),
+        (_prop({'type': 'integer', 'maximum': INT64_MAX}), '{"n": 9223372036854775808}',
+         [f'/n: 9223372036854775808 is greater than the maximum of {INT64_MAX}']),
+        (_prop({'type': ['integer', 'null'], 'maximum': INT64_MAX}), '{"n": 1e20}', [f'/n: {ABOVE}']),
+        # a bound only bounded_integers added: the range's words, on either side
+        (_prop({'type': 'integer'}), '{"n": 1e20}', [f'/n: {OUT_OF_RANGE}']),
+        (_prop({'type': 'integer'}), '{"n": 9223372036854775808}', [f'/n: {OUT_OF_RANGE}']),
+        (_prop({'type': 'integer', 'minimum': INT64_MIN}), '{"n": 1e20}', [f'/n: {OUT_OF_RANGE}']),
+        (_prop({'type': 'integer', 'maximum': INT64_MAX}), '{"n": -1e20}', [f'/n: {OUT_OF_RANGE}']),
+        (_prop({'type': ['integer', 'null']}), '{"n": -1e20}', [f'/n: {OUT_OF_RANGE}']),
+        # nested, behind a $ref, side by side
+        (_prop({'type': 'array', 'items': {'type': 'number', 'maximum': INT64_MAX}}), '{"n": [1, 1e20]}',
+         [f'/n/1: {ABOVE}']),
+        (_prop({'type': 'array', 'items': {'type': 'object', 'properties': {'m': {'type': 'integer'}}}}),
+         '{"n": [{"m": 1}, {"m": -1e20}]}', [f'/n/1/m: {OUT_OF_RANGE}']),
+        (_prop({'type': 'object', 'properties': {'m': {'type': 'number', 'minimum': INT64_MIN}}}),
+         '{"n": {"m": -1e20}}', [f'/n/m: {BELOW}']),
+        (_prop({'$ref': '#/$defs/N'}, N={'type': 'number', 'maximum': INT64_MAX}), '{"n": 1e20}', [f'/n: {ABOVE}']),
+        ({'type': 'object', 'properties': {'n': {'type': 'number', 'maximum': INT64_MAX}, 'k': {'type': 'integer'}}},
+         '{"n": 1e20, "k": 1e20}', [f'/n: {ABOVE}', f'/k: {OUT_OF_RANGE}']),
+        # the same failure from the schema's own bound and from an added one: each worded its way
+        (_prop({'allOf': [{'type': 'number', 'maximum': INT64_MAX}, {'type': 'integer'}]}), '{"n": 1e20}',
+         [f'/n: {ABOVE}', f'/n: {OUT_OF_RANGE}']),
+    ],
+)  # fmt: skip
+def test_a_raw_schema_names_its_own_64_bit_bound_and_words_only_the_added_one(
+    schema: dict[str, Any], text: str, problems: list[str]
+) -> None:
+    tools = {
+        'raw': FunctionToolCallback.builder('raw', lambda d: 'ok').input_schema(schema).build().call,
+        'mcp': mcp_decoder(ToolDefinition('raw', 'd', schema), schema, 'server'),
+    }
+    for call in tools.values():
+        assert _message(call, text) == "Invalid arguments for tool 'raw': " + '; '.join(problems)

@@ -16,19 +16,21 @@ when either says no, the walk over every value that names the problems (:func:`n
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import decimal
 import enum
 import itertools
 import math
 import operator
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pydantic
 import pydantic_core
 
-from toolweave._native import numbers_fine
+from toolweave._native import SchemaValidator, numbers_fine
+from toolweave.exceptions import SchemaValidationError
 
 __all__ = [
     'BOUND_ERRORS',
@@ -37,6 +39,7 @@ __all__ = [
     'NOT_FINITE',
     'OUT_OF_RANGE',
     'WORDED',
+    'Failure',
     'Location',
     'bounded_integers',
     'checked_validator',
@@ -46,7 +49,8 @@ __all__ = [
     'number_message',
     'number_problems',
     'numbers_checker',
-    'schema_message',
+    'schema_messages',
+    'written_failures',
 ]
 
 INT64_MIN = -(2**63)
@@ -372,18 +376,62 @@ def _within(bound: Any, limit: int, holds: Any) -> bool:
 
 _INT64_BOUNDS = (f' {INT64_MAX}', f' {INT64_MIN}')
 
+Failure = Mapping[str, Any]
+"""A raw-schema failure, as ``SchemaValidationError.errors`` holds it: ``{'pointer', 'keyword', 'message'}``."""
 
-def schema_message(error: Mapping[str, Any]) -> str:
-    """The message of a raw-schema failure (``{'pointer', 'keyword', 'message'}``), in this module's words for numbers.
 
-    A failure at the 64-bit bound :func:`bounded_integers` adds (``1e20`` for an ``"integer"``: "greater than the
+def schema_messages(failures: Sequence[Failure], as_written: Callable[[], Iterable[Failure]]) -> list[str]:
+    """The message of each of ``failures`` (a :func:`bounded_integers` schema's), in this module's words for numbers.
+
+    A failure at a 64-bit bound :func:`bounded_integers` added (``1e20`` for an ``"integer"``: "greater than the
     maximum of 9223372036854775807", a bound the model never saw) is :data:`OUT_OF_RANGE`, as an integer literal
-    beyond 64 bits is. A ``maximum``/``minimum`` of the schema's own at exactly that value reads the same.
+    beyond 64 bits is. A ``maximum``/``minimum`` the schema has of its own at that very value (a ``"number"``
+    field's, or an ``"integer"``'s) is worded as the validator words it: ``as_written`` gives the failures of the
+    same value under the schema as written (see :func:`written_failures`; called only when a message ends in the
+    bound), and a failure found there too, as often as there, is the schema's own.
     """
-    message = str(error['message'])
-    if error['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS):
-        return OUT_OF_RANGE
-    return message
+    messages = [str(failure['message']) for failure in failures]
+    at_bound = [
+        failure['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS)
+        for failure, message in zip(failures, messages, strict=True)
+    ]
+    if not any(at_bound):
+        return messages
+    own = collections.Counter(_failure_key(failure) for failure in as_written())
+    for index, failure in enumerate(failures):
+        if at_bound[index]:
+            key = _failure_key(failure)
+            if own[key] > 0:
+                own[key] -= 1
+            else:
+                messages[index] = OUT_OF_RANGE
+    return messages
+
+
+def written_failures(schema: Mapping[str, Any]) -> Callable[[str], list[Failure]]:
+    """``text`` -> the failures of its arguments under ``schema`` as written (``[]`` if none), for :func:`schema_messages`.
+
+    ``schema`` is the one :func:`bounded_integers` was given; its validator is compiled on the first call. ``[]`` also
+    when it cannot be compiled or ``text`` cannot be validated (then every failure at the bound reads as an added one).
+    """
+    compiled: list[SchemaValidator] = []
+
+    def failures(text: str) -> list[Failure]:
+        try:
+            if not compiled:
+                compiled.append(SchemaValidator(dict(schema)))
+            compiled[0].validate_json(text)
+        except SchemaValidationError as exc:
+            return list(exc.errors)
+        except (TypeError, ValueError):
+            return []
+        return []
+
+    return failures
+
+
+def _failure_key(failure: Failure) -> tuple[str, str, str]:
+    return str(failure['pointer']), str(failure['keyword']), str(failure['message'])
 
 
 def _tighter(bound: Any, limit: int, pick: Any) -> Any:

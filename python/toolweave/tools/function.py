@@ -50,7 +50,8 @@ from toolweave.tools._numbers import (
     extended_arguments,
     number_message,
     number_problems,
-    schema_message,
+    schema_messages,
+    written_failures,
 )
 from toolweave.tools.context import ToolContext
 from toolweave.tools.converter import DefaultToolCallResultConverter, ToolCallResultConverter
@@ -544,22 +545,25 @@ def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> 
     A ``SchemaValidationError`` (raised only when no integer is beyond int64: as without it) raises
     ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``, every failure as ``'<JSON pointer>: <reason>'``);
     a number beyond int64 or one JSON Schema cannot hold is named precisely (or the value returned, when the
-    schema bounds nothing there).
+    schema bounds nothing there). ``validator`` is ``bounded_integers(definition.input_schema)``'s: a failure at a
+    bound it added reads as :data:`OUT_OF_RANGE` (:func:`~toolweave.tools._numbers.schema_messages`).
     """
+    as_written = written_failures(definition.input_schema)
 
-    def problems(exc: SchemaValidationError) -> list[str]:
-        return [f'{e["pointer"] or "/"}: {schema_message(e)}' for e in exc.errors]
+    def problems(exc: SchemaValidationError, text: str) -> list[str]:
+        messages = schema_messages(exc.errors, lambda: as_written(text))
+        return [f'{e["pointer"] or "/"}: {message}' for e, message in zip(exc.errors, messages, strict=True)]
 
     def recover(text: str, exc: ValueError) -> Any:
         if isinstance(exc, SchemaValidationError):
-            raise invalid_arguments(definition, problems(exc))
+            raise invalid_arguments(definition, problems(exc, text))
         return numbers(text)
 
     def numbers(text: str) -> Any:
         try:
             value = validator.validate_json(text)
         except SchemaValidationError as exc:
-            failures = problems(exc)
+            failures = problems(exc, text)
         except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
             _check_numbers(definition, parse_arguments(text), _pointer, validator)
             failures = [f'/: {exc}']
