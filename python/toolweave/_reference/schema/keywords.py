@@ -12,6 +12,9 @@ What changes (each mirrors a file of the crate, ``src/keywords/``):
 - ``multipleOf`` in the crate's arithmetic (``jsonschema-value``'s ``numeric.rs``), ``pattern`` in its regex dialect
   (:mod:`.ecma_regex`);
 - a ``false`` subschema's error points at its member (``/a``), as the crate's, not at the parent;
+- ``unevaluatedProperties`` counts the names the crate's walk marks (``unevaluated_properties.rs``), not the
+  package's ``find_evaluated_property_keys_by_schema``: every name ``additionalProperties`` applied to, failing
+  or not, patterns in the crate's dialect, a ``oneOf`` branch only when it alone holds;
 - a ``$ref`` back to a target already followed, for an instance it already applies to that way, is ``true`` (the
   crate's cycle guard), where the package recursed without end.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
+import itertools
 import math
 import sys
 from collections.abc import Iterator, Mapping
@@ -81,13 +85,16 @@ PRIORITY = {
 
 @dataclasses.dataclass
 class RefState:
-    """The ``$ref`` targets followed to the current node and the guarded (target, instance) pairs.
+    """The state of one validation call's cycle guards.
 
-    All by identity: the instance is a private deep copy, so no container appears twice in it.
+    The ``$ref`` targets followed to the current node, the guarded (target, instance) pairs, and the (node,
+    instance) pairs whose evaluated names are being found (``marking``: the crate's ``enter_marking`` guard,
+    call-wide as its). All by identity: the instance is a private deep copy, so no container appears twice in it.
     """
 
     chain: list[int] = dataclasses.field(default_factory=list)
     guarded: set[tuple[int, int]] = dataclasses.field(default_factory=set)
+    marking: set[tuple[int, int]] = dataclasses.field(default_factory=set)
 
 
 # The state of the SchemaValidator call running now.
@@ -110,9 +117,11 @@ def validator_class(base: Any) -> Any:
     keywords = {k: f for k, f in _KEYWORDS.items() if k in base.VALIDATORS}
     if 'contains' in base.VALIDATORS:
         keywords['contains'] = functools.partial(_contains, base.VALIDATORS['contains'])
-    for name, own, finder in _UNEVALUATED:
-        if name in base.VALIDATORS:  # the finder of the package's module for this draft (2019-09's differs)
-            keywords[name] = functools.partial(own, getattr(sys.modules[base.VALIDATORS[name].__module__], finder))
+    if 'unevaluatedItems' in base.VALIDATORS:  # the finder of the package's module for this draft (2019-09's differs)
+        module = sys.modules[base.VALIDATORS['unevaluatedItems'].__module__]
+        keywords['unevaluatedItems'] = functools.partial(
+            _unevaluated_items, module.find_evaluated_item_indexes_by_schema
+        )
     cls = jsonschema.validators.create(
         meta_schema=base.META_SCHEMA,
         validators={**base.VALIDATORS, **keywords},
@@ -164,11 +173,8 @@ def check_refs(validator: Any) -> None:
         ValueError: a reference that resolves to nothing (``invalid JSON Schema: ...``), as the crate.
     """
     import referencing.exceptions
-    import referencing.jsonschema
 
-    specification = referencing.jsonschema.specification_with(
-        validator.ID_OF(validator.META_SCHEMA) or 'urn:unknown-dialect', default=referencing.Specification.OPAQUE
-    )
+    specification = _specification(validator)
     seen: set[int] = set()
     stack = [(validator.schema, validator._resolver)]
     while stack:
@@ -190,6 +196,15 @@ def check_refs(validator: Any) -> None:
                 stack.extend((item, resolver) for item in value)
             if key in _SCHEMA_MAPS and isinstance(value, dict):
                 stack.extend((item, resolver) for item in value.values())
+
+
+def _specification(validator: Any) -> Any:
+    """The ``referencing`` specification of ``validator``'s draft, as the package's ``descend`` enters subschemas."""
+    import referencing.jsonschema
+
+    return referencing.jsonschema.specification_with(
+        validator.ID_OF(validator.META_SCHEMA) or 'urn:unknown-dialect', default=referencing.Specification.OPAQUE
+    )
 
 
 def _ranking(schema: Any) -> Any:
@@ -235,7 +250,11 @@ def _closes(schema: Mapping[str, Any]) -> bool:
 
 
 def _fuses_required(schema: Mapping[str, Any]) -> bool:
-    """The crate's ``AdditionalPropertiesNotEmptyFalseWithRequired1Validator``: its ``required`` error comes last."""
+    """The crate's ``AdditionalPropertiesNotEmptyFalseWithRequired1Validator``: its ``required`` error comes last.
+
+    It finds the required name only among the members ``properties`` declares: one present but undeclared is also
+    reported missing.
+    """
     required = schema.get('required')
     return (
         schema.get('additionalProperties') is False
@@ -312,8 +331,10 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
             yield from validator.descend(value, extra, path=name)
     if unexpected:
         yield _error(messages.additional_properties(unexpected))
-    if _fuses_required(schema):
-        yield from _required_names(validator, schema['required'], instance)
+    if _fuses_required(schema):  # the fused validator looks for the name among the declared members only
+        yield from _required_names(
+            validator, schema['required'], {n: v for n, v in instance.items() if n in properties}
+        )
 
 
 def _required(validator: Any, required: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -363,24 +384,91 @@ def _contains(original: Any, validator: Any, contains: Any, instance: Any, schem
         yield _error(messages.contains(instance), validator='contains', validator_value=contains)
 
 
-def _unevaluated_properties(
-    find_evaluated: Any, validator: Any, unevaluated: Any, instance: Any, schema: Any
-) -> Iterator[Any]:
-    """The package's ``unevaluatedProperties`` (same verdict), one error listing the names in instance order.
+def _unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``unevaluatedProperties``: one error listing, in instance order, the names no keyword evaluated.
 
-    ``find_evaluated`` is the package's ``find_evaluated_property_keys_by_schema`` of the draft.
+    The names :func:`_evaluated_names` does not find: with this node's own ``unevaluatedProperties`` among the
+    keywords, those whose value fails it.
     """
     if not _is_object(validator, instance):
         return
-    evaluated = find_evaluated(validator, instance, schema)
-    names = [
-        name
-        for name in instance
-        if name not in evaluated
-        and any(True for _ in validator.descend(instance[name], unevaluated, path=name, schema_path=name))
-    ]
+    evaluated = _evaluated_names(validator, instance, schema, (ACTIVE_REFS.get(None) or RefState()).marking)
+    names = [name for name in instance if name not in evaluated]
     if names:
         yield _error(messages.unevaluated('properties', names))
+
+
+def _evaluated_names(validator: Any, instance: Any, schema: Any, active: set[tuple[int, int]]) -> set[str]:
+    """The names of ``instance`` (an object) that ``schema`` (``validator``'s node) evaluates, as the crate marks them.
+
+    The crate's ``mark_evaluated_properties`` (``unevaluated_properties.rs``): the node's own keywords
+    (:func:`_own_evaluated_names`) and, through each object subschema it applies in place
+    (:func:`_in_place_subschemas`), that subschema's names. A node already being walked for this instance
+    (``active``: a reference cycle, also through the validity checks of branches) adds nothing, as the crate's
+    ``enter_marking`` guard.
+    """
+    key = (id(schema), id(instance))
+    if not isinstance(schema, dict) or key in active:
+        return set()
+    active.add(key)
+    names = _own_evaluated_names(validator, instance, schema)
+    for sub, resolver in _in_place_subschemas(validator, instance, schema):
+        if isinstance(sub, dict):
+            resolver = resolver or validator._resolver.in_subresource(_specification(validator).create_resource(sub))
+            names |= _evaluated_names(validator.evolve(schema=sub, _resolver=resolver), instance, sub, active)
+    active.discard(key)
+    return names
+
+
+def _own_evaluated_names(validator: Any, instance: Any, schema: Mapping[str, Any]) -> set[str]:
+    """The names a node's own keywords evaluate, valid or not.
+
+    Those in ``properties``, matching a ``patternProperties`` pattern (the twin's regex dialect), all of them with an
+    ``additionalProperties`` (any value: the crate counts the names it applied to even when they fail it), and those
+    valid against an ``unevaluatedProperties``.
+    """
+    names = {name for name in instance if name in schema.get('properties', ())}
+    if isinstance(schema.get('patternProperties'), dict):
+        names.update(name for name in instance if any(search(p, name) for p in schema['patternProperties']))
+    if 'additionalProperties' in schema:
+        names.update(instance)
+    if 'unevaluatedProperties' in schema:
+        sub = schema['unevaluatedProperties']
+        names.update(n for n in instance if n not in names and next(validator.descend(instance[n], sub), None) is None)
+    return names
+
+
+def _in_place_subschemas(validator: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[tuple[Any, Any]]:
+    """The subschemas whose evaluated names count for ``schema``'s, each with its resolver (None: enter it).
+
+    As the crate's walk: ``$ref``, ``$dynamicRef`` (looked up statically) and ``$recursiveRef`` always; the
+    ``dependentSchemas`` of present names, valid or not; ``if`` and ``then`` when ``if`` holds, else ``else``; the
+    valid ``allOf`` and ``anyOf`` branches; the ``oneOf`` branch when it is the only valid object branch (a boolean
+    branch is not counted).
+    """
+
+    def holds(sub: Any) -> bool:
+        return next(validator.descend(instance, sub), None) is None
+
+    for ref in (schema.get('$ref'), schema.get('$dynamicRef')):
+        if isinstance(ref, str):
+            target = validator._resolver.lookup(ref)
+            yield target.contents, target.resolver
+    if '$recursiveRef' in schema and '$recursiveRef' in validator.VALIDATORS:
+        from referencing.jsonschema import lookup_recursive_ref
+
+        target = lookup_recursive_ref(validator._resolver)
+        yield target.contents, target.resolver
+    yield from ((sub, None) for name, sub in schema.get('dependentSchemas', {}).items() if name in instance)
+    if isinstance(schema.get('if'), (dict, bool)):
+        branches = (schema['if'], schema.get('then')) if holds(schema['if']) else (schema.get('else'),)
+        yield from ((sub, None) for sub in branches)
+    yield from (
+        (b, None) for b in [*schema.get('allOf', ()), *schema.get('anyOf', ())] if isinstance(b, dict) and holds(b)
+    )
+    valid = list(itertools.islice((b for b in schema.get('oneOf', ()) if isinstance(b, dict) and holds(b)), 2))
+    if len(valid) == 1:
+        yield valid[0], None
 
 
 def _unevaluated_items(
@@ -435,10 +523,6 @@ def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[Any]:
             refs.guarded.discard(key)
 
 
-_UNEVALUATED = (
-    ('unevaluatedProperties', _unevaluated_properties, 'find_evaluated_property_keys_by_schema'),
-    ('unevaluatedItems', _unevaluated_items, 'find_evaluated_item_indexes_by_schema'),
-)
 _KEYWORDS = {
     'properties': _properties,
     'patternProperties': _pattern_properties,
@@ -447,6 +531,7 @@ _KEYWORDS = {
     'dependentRequired': _dependent_required,
     'dependencies': _dependencies,
     'propertyNames': _property_names,
+    'unevaluatedProperties': _unevaluated_properties,
     'pattern': _pattern,
     'multipleOf': _multiple_of,
     '$ref': _ref,
