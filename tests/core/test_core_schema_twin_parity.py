@@ -80,6 +80,54 @@ def test_ref_recursion_and_cycles(schema: Any, instance: Any, valid: bool) -> No
     assert assert_same(schema, instance)[0] is valid
 
 
+_DRAFTS = [
+    'http://json-schema.org/draft-04/schema#',
+    'http://json-schema.org/draft-06/schema#',
+    'http://json-schema.org/draft-07/schema#',
+    'https://json-schema.org/draft/2019-09/schema',
+    'https://json-schema.org/draft/2020-12/schema',
+]
+
+
+@pytest.mark.parametrize('draft', _DRAFTS)
+@pytest.mark.parametrize(
+    'instance', [{'v': 1, 'kids': [{'v': 2, 'kids': [{}, {'v': 'x', 'extra': 1}]}]}, {'v': 1, 'kids': [{'v': 2}]}]
+)
+def test_a_root_that_names_its_draft_keeps_the_crates_keywords_when_reached_again(draft: str, instance: Any) -> None:
+    """A ``$ref: "#"`` back to a root that declares ``$schema`` stays on the twin's keywords (the package's
+    ``evolve`` picked its stock class for it: ``'v' is a required property`` instead of the crate's ``"v"``)."""
+    schema = {**TREE, '$schema': draft, 'additionalProperties': False}
+    assert assert_same(schema, instance)[0] is (instance == {'v': 1, 'kids': [{'v': 2}]})
+
+
+_RECURSIVE = 'https://json-schema.org/draft/2019-09/schema'
+
+
+@pytest.mark.parametrize(
+    ('schema', 'instance', 'valid'),
+    [
+        ({'$recursiveAnchor': True, 'anyOf': [{'$recursiveRef': '#'}]}, {'a': 1}, True),
+        (
+            {'$recursiveAnchor': True, 'anyOf': [{'$recursiveRef': '#'}], 'unevaluatedProperties': False},
+            {'a': 1},
+            False,
+        ),
+        ({'$recursiveAnchor': True, 'allOf': [{'$recursiveRef': '#'}], 'minProperties': 2}, {'a': 1}, False),
+        ({'$recursiveAnchor': True, 'not': {'$recursiveRef': '#'}}, 1, False),
+        (
+            {'$recursiveAnchor': True, 'properties': {'c': {'$recursiveRef': '#'}}, 'required': ['x']},
+            {'x': 1, 'c': {'c': {}}},
+            False,
+        ),
+        ({'$recursiveAnchor': True, 'items': {'$recursiveRef': '#'}, 'type': 'array'}, [[[]], []], True),
+    ],
+)
+def test_recursive_ref_cycles_end_as_the_crates(schema: Any, instance: Any, valid: bool) -> None:
+    """2019-09's ``$recursiveRef`` back to its ``$recursiveAnchor`` has the ``$ref`` cycle guard (the twin raised
+    RecursionError where one reached the same schema again on the same instance)."""
+    assert assert_same({'$schema': _RECURSIVE, **schema}, instance)[0] is valid
+
+
 def test_a_recursive_schema_validates_as_deep_as_the_core_allows() -> None:
     """A 254-level instance through a recursive schema (the core takes 256 levels): the twin hit Python's
     recursion limit (RecursionError) past about 120."""

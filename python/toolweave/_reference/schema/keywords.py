@@ -132,7 +132,26 @@ def validator_class(base: Any) -> Any:
     )
     cls.SCHEMA_FORMAT_CHECKER = checker
     cls.descend = functools.partialmethod(_descend, cls.descend)
+    cls.evolve = functools.partialmethod(_evolve, cls.evolve)
+    cls.TOOLWEAVE_TWIN = True
     return cls
+
+
+def _evolve(validator: Any, original: Any, **changes: Any) -> Any:
+    """The package's ``evolve``, staying on the twin's classes when the new schema names its ``$schema``.
+
+    The package picks the class of a subschema that declares ``$schema`` (the root reached again by ``$ref: "#"``,
+    say) from its own registry, which holds its stock classes; those lack the crate's keyword behaviour, so the
+    evolved validator is rebuilt as the twin's class of that draft (:func:`validator_class`).
+    """
+    import attrs
+
+    evolved = original(validator, **changes)
+    stock: Any = type(evolved)
+    if getattr(stock, 'TOOLWEAVE_TWIN', False):
+        return evolved
+    fields = attrs.fields(stock)
+    return validator_class(stock)(**{field.alias: getattr(evolved, field.name) for field in fields if field.init})
 
 
 def _descend(validator: Any, original: Any, instance: Any, schema: Any, path: Any = None, **kwargs: Any) -> Any:
@@ -497,15 +516,32 @@ def _multiple_of(validator: Any, multiple: Any, instance: Any, schema: Any) -> I
 
 
 def _ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    """``$ref`` with the crate's cycle guard (``PendingSchemaNode`` in ``node.rs``).
-
-    The crate compiles a reference to a target it is still compiling as a weak back-reference, and only those
-    are guarded: entering one for a (target, instance) pair already entered that way is ``true``. Here a
-    reference is a back-reference when its target is already on the chain of targets followed to get here.
-    """
+    """``$ref`` with the crate's cycle guard (:func:`_guarded_descend`)."""
     resolved = validator._resolver.lookup(ref)
     if resolved.contents is schema:
         return  # the crate compiles no validator for a reference to its own schema
+    yield from _guarded_descend(validator, instance, resolved)
+
+
+def _recursive_ref(validator: Any, ref: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """2019-09's ``$recursiveRef`` (the package's resolution) with the crate's cycle guard (:func:`_guarded_descend`).
+
+    Without the guard a ``$recursiveRef`` back to a ``$recursiveAnchor`` whose schema reaches it again on the same
+    instance (through ``anyOf``, say) recursed without end, where the crate's weak back-reference holds.
+    """
+    from referencing.jsonschema import lookup_recursive_ref
+
+    yield from _guarded_descend(validator, instance, lookup_recursive_ref(validator._resolver))
+
+
+def _guarded_descend(validator: Any, instance: Any, resolved: Any) -> Iterator[Any]:
+    """The errors of ``instance`` under a reference's ``resolved`` target, with the crate's cycle guard.
+
+    As ``PendingSchemaNode`` in the crate's ``node.rs``: a reference to a target it is still compiling is a weak
+    back-reference, and only those are guarded: entering one for a (target, instance) pair already entered that
+    way is ``true``. Here a reference is a back-reference when its target is already on the chain of targets
+    followed to get here.
+    """
     refs = ACTIVE_REFS.get(None) or RefState()  # always set by SchemaValidator
     target = id(resolved.contents)
     key = (target, id(instance))
@@ -535,6 +571,7 @@ _KEYWORDS = {
     'pattern': _pattern,
     'multipleOf': _multiple_of,
     '$ref': _ref,
+    '$recursiveRef': _recursive_ref,
 }
 
 
