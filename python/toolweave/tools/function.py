@@ -218,7 +218,9 @@ class FunctionToolCallback:
         except Exception as exc:  # a validator of the tool's own input type raised: the tool's failure
             if validate is None or not isinstance(exc, ValueError):
                 raise ToolExecutionError(self._definition, exc) from exc
-            failure = exc  # the raw schema's answer: named by its recovery, outside this handler
+            # the raw schema's answer: named by its recovery, outside this handler; kept without its traceback,
+            # which holds this frame (a reference cycle per invalid call, left to the garbage collector)
+            failure = exc.with_traceback(None)
         if failure is not None and self._recover is not None:
             args = (self._recover(tool_input, failure),)
         if self._pass_context:
@@ -533,7 +535,7 @@ def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> C
         except ToolArgumentsError:
             raise
         except ValueError as exc:
-            failure = exc
+            failure = exc.with_traceback(None)  # its traceback holds this frame: a cycle (see _arguments)
         return recover(text, failure)  # outside the handler: nothing chained but the cause
 
     return decode

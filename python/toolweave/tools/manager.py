@@ -353,17 +353,12 @@ class DefaultToolCallingManager:
         callback = tool.callback
         with tool_call_scope(call), batch.span(call, callback) as span:
             batch.started(call)
-            failure: ToolExecutionError | None = None
             try:
                 text = call_blocking(callback, batch.arguments(call), batch.context_for(tool), self._timeout(tool))
             except (ToolExecutionError, ApprovalRequired) as raised:
-                error = batch.held_or_failure(index, call, callback, raised)
-                if error is None:
-                    return
-                self._warn(call, error)
-                batch.check_retry_budget(callback, error)
-                failure, text = error, self._process(error, span)
-            batch.record(index, call, tool, text, span, failure)
+                self._answer_failure(batch, index, call, tool, raised, span)
+                return
+            batch.record(index, call, tool, text, span)
 
     async def _run_one(
         self, batch: _Batch, index: int, call: ToolCall, tool: _Tool, semaphore: asyncio.Semaphore | None
@@ -372,18 +367,37 @@ class DefaultToolCallingManager:
         async with _limited(semaphore):
             with tool_call_scope(call), batch.span(call, callback) as span:
                 batch.started(call)
-                failure: ToolExecutionError | None = None
                 try:
                     context = batch.context_for(tool)
                     text = await call_async(callback, batch.arguments(call), context, self._timeout(tool))
                 except (ToolExecutionError, ApprovalRequired) as raised:
-                    error = batch.held_or_failure(index, call, callback, raised)
-                    if error is None:
-                        return
-                    self._warn(call, error)
-                    batch.check_retry_budget(callback, error)
-                    failure, text = error, self._process(error, span)
-                batch.record(index, call, tool, text, span, failure)
+                    self._answer_failure(batch, index, call, tool, raised, span)
+                    return
+                batch.record(index, call, tool, text, span)
+
+    def _answer_failure(
+        self,
+        batch: _Batch,
+        index: int,
+        call: ToolCall,
+        tool: _Tool,
+        raised: ToolExecutionError | ApprovalRequired,
+        span: trace.Span,
+    ) -> None:
+        """A call that raised: held for approval, or logged, counted against the retry budget and answered.
+
+        Runs in a frame of its own, below the runner's ``except`` clause: no frame in ``raised``'s traceback keeps
+        the error in a local, which made a reference cycle (error -> traceback -> frame -> error) per failed call.
+
+        Raises:
+            ToolRetryBudgetExceededError: past the tool's ``max_retries`` (``tools/retry.py``).
+        """
+        error = batch.held_or_failure(index, call, tool.callback, raised)
+        if error is None:
+            return
+        self._warn(call, error)
+        batch.check_retry_budget(tool.callback, error)
+        batch.record(index, call, tool, self._process(error, span), span, error)
 
     def _timeout(self, tool: _Tool) -> float | None:
         return tool.timeout if tool.timeout is not None else self.default_timeout
