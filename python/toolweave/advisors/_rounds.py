@@ -291,7 +291,7 @@ class RoundEngine:
         if self.emit is not None:
             self.emit(RoundStarted(self.rounds))
         if self.streaming:
-            self._stream = _StreamRound(self)
+            self._stream = _StreamRound(self.rounds, self.emit, self.usage, self.request.context)
         request = self._before(self.request.with_prompt(Prompt(self.instructions, self.options)), self.chain)
         if request is None:
             raise TypeError(f'{type(self.advisor).__name__}.{self._before.__name__} returned None, not a request')
@@ -502,12 +502,24 @@ class RoundEngine:
 
 
 class _StreamRound:
-    """One streamed round: the aggregation, the chunks kept inside, and the delta events."""
+    """One streamed round: the aggregation, the chunks kept inside, and the delta events.
 
-    def __init__(self, engine: RoundEngine) -> None:
-        self.engine = engine
+    Given what it uses of the engine, not the engine: the engine holds it, and a reference back would make a
+    reference cycle per streamed request, left to the garbage collector.
+    """
+
+    def __init__(
+        self,
+        round_no: int,
+        emit: Callable[[RunEvent], None] | None,
+        usage: UsageAccumulator,
+        context: dict[str, Any],
+    ) -> None:
+        self.round = round_no
+        self.emit = emit
+        self.usage = usage
         self.aggregator = ChatResponseAggregator()
-        self.context = engine.request.context
+        self.context = context
         self.calls: dict[int, _CallArguments] = {}
         self.whole = 0  # whole tool calls seen so far in this round
         self.held: list[ChatClientResponse] | None = None
@@ -520,7 +532,7 @@ class _StreamRound:
             return chunk
         if chat is not None:
             self.aggregator.add(chat)
-            if self.engine.emit is not None:
+            if self.emit is not None:
                 self._events(chat)
         if self.held is None and not _tool_call_chunk(chunk):
             return self._with_usage(chunk)
@@ -539,13 +551,13 @@ class _StreamRound:
         chat = chunk.chat_response
         if chat is None or chat.usage is None:
             return chunk
-        return chunk.with_chat_response(self.engine.usage.apply_previous_accumulated_usage_to_chunk(chat))
+        return chunk.with_chat_response(self.usage.apply_previous_accumulated_usage_to_chunk(chat))
 
     def finish(self) -> ChatClientResponse:
         return ChatClientResponse(self.aggregator.result(), self.context)
 
     def _events(self, chat: ChatResponse) -> None:
-        emit, round_no = self.engine.emit, self.engine.rounds
+        emit, round_no = self.emit, self.round
         assert emit is not None
         generation = chat.result
         if generation is not None:
@@ -561,7 +573,7 @@ class _StreamRound:
             self._whole_call(call)
 
     def _fragment(self, index: int, call_id: str, name: str, arguments: str) -> None:
-        emit, round_no = self.engine.emit, self.engine.rounds
+        emit, round_no = self.emit, self.round
         assert emit is not None
         state = self.calls.get(index)
         if state is None:
@@ -589,12 +601,12 @@ class _StreamRound:
                 self._rest(index, state, call.arguments)
 
     def _rest(self, index: int, state: _CallArguments, arguments: str) -> None:
-        emit = self.engine.emit
+        emit = self.emit
         assert emit is not None
         seen = state.text
         if len(arguments) > len(seen) and arguments.startswith(seen):
             rest = arguments[len(seen) :]
-            emit(ToolCallArgumentsDelta(self.engine.rounds, index, rest, state.feed(rest)))
+            emit(ToolCallArgumentsDelta(self.round, index, rest, state.feed(rest)))
 
 
 class _CallArguments:
