@@ -25,6 +25,7 @@ It is installed only on a pool whose method is, line for line, the one it was co
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 __all__ = ['install']
@@ -65,16 +66,18 @@ def _assign_requests_to_connections(self: Any) -> list[Any]:
         held.update(id(request.connection) for request in self._requests if request.connection is not None)
 
     # First clean up connections that are closed, have expired their keep-alive, or are surplus idle ones.
-    for connection in list(self._connections):
+    # (``self`` is a weak proxy, see install: the pool's attributes are read once, not once per connection.)
+    connections, max_keepalive_connections = self._connections, self._max_keepalive_connections
+    for connection in list(connections):
         if connection.is_closed():
-            self._connections.remove(connection)
+            connections.remove(connection)
         elif (
             connection.has_expired()
             or id(connection) not in held
             and connection.is_idle()
-            and len(self._connections) > self._max_keepalive_connections
+            and len(connections) > max_keepalive_connections
         ):
-            self._connections.remove(connection)
+            connections.remove(connection)
             closing_connections.append(connection)
 
     # Assign queued requests to connections.
@@ -116,5 +119,7 @@ def install(pool: Any) -> bool:
     stock = getattr(type(pool), '_assign_requests_to_connections', None)
     if stock is None or _fingerprint(stock) != _STOCK:
         return False
-    pool._assign_requests_to_connections = types.MethodType(_assign_requests_to_connections, pool)
+    # bound to a weak proxy: a method bound to the pool itself, kept in the pool, is a reference cycle per pool
+    # (one per event loop a model streams on: a sync stream's private loop makes one per request)
+    pool._assign_requests_to_connections = types.MethodType(_assign_requests_to_connections, weakref.proxy(pool))
     return True
