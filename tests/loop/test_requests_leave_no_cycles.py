@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import types
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,7 +24,9 @@ from support.keepalive_server import Answer, KeepAliveServer
 from support.provider_fixtures import build_model, recorded
 from toolweave import ChatClient, tool
 from toolweave.advisors import MessageChatMemoryAdvisor
+from toolweave.chat import Prompt
 from toolweave.events import RunEvent, RunFinished
+from toolweave.exceptions import ProviderStreamError
 from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory, SqliteChatMemoryRepository
 from toolweave.providers import OpenAIChatModel, ScriptedChatModel
 from toolweave.providers.scripted import ScriptStep
@@ -292,3 +295,60 @@ def test_a_tool_loop_over_http_leaves_nothing_of_ours_to_the_collector(provider:
     assert len(set(answers)) == 1 and 'It is 18 C' in answers[0]
     assert server.requests == 2 * (ROUNDS + 1)
     assert _ours(garbage) == []
+
+
+@pytest.mark.parametrize('mode', ['model stream', 'model stream_sync', 'client stream'])
+def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: str) -> None:
+    """A provider's stream that reports an error midway (an error event): the error raised to the caller, with its
+    traceback, is freed as soon as the caller lets it go.
+
+    The stream kept the error in a local of its frame, which the error's traceback holds: a cycle per failed stream,
+    with the reader, the aggregator and the response in it. Weak references to the errors, not ``gc.collect()``: a
+    failed stream also leaves httpx's cycle (see above) and, its connection closed, asyncio's socket transport's.
+    The async cases catch the errors inside the running loop, as a service does (an error leaving
+    ``run_until_complete`` stays in its task, which that asyncio frame holds). ``client stream`` is the tool loop's
+    ``stream().content()``; its ``events()`` is left out: ``_events`` keeps the run's task, which holds the error,
+    in a local of the frame that raises it.
+    """
+    body = load_stream('004-groq-gptoss-midstream-error-event')[0]
+    events = [event + b'\n\n' for event in body.split(b'\n\n') if event.strip()]
+    with KeepAliveServer(lambda path, request: Answer(events)) as server:
+        model = build_model('openai', server.url, key='sk-test-123')
+        client = ChatClient.builder(model).build()
+        loop = asyncio.new_event_loop()
+
+        async def stream_once() -> None:
+            if mode == 'model stream':
+                [chunk async for chunk in model.stream(Prompt.of('hi'))]
+            else:
+                [piece async for piece in client.prompt('Weather?').tools(get_weather).stream().content()]
+
+        async def afailures() -> list[weakref.ref[ProviderStreamError]]:
+            refs = []
+            for _ in range(ROUNDS):
+                try:
+                    await stream_once()
+                except ProviderStreamError as error:
+                    refs.append(weakref.ref(error))
+            return refs
+
+        def failures() -> list[weakref.ref[ProviderStreamError]]:
+            if mode != 'model stream_sync':
+                return loop.run_until_complete(afailures())
+            refs = []
+            for _ in range(ROUNDS):
+                try:
+                    list(model.stream_sync(Prompt.of('hi')))
+                except ProviderStreamError as error:
+                    refs.append(weakref.ref(error))
+            return refs
+
+        try:
+            failures()
+            with _collector_off():
+                alive = [ref() is not None for ref in failures()]
+        finally:
+            model.close()
+            loop.run_until_complete(model.aclose())
+            loop.close()
+    assert alive == [False] * ROUNDS

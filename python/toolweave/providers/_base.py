@@ -284,11 +284,11 @@ class HttpChatModel:
                     raw = await transport.next_chunk(body, deadline, url)
                 except ProviderError as failure:
                     raise reader.failed(failure)  # noqa: B904 - typed and redacted already
-                chunks, error = reader.read(raw)
+                chunks, failed = reader.read(raw)
                 for chunk in chunks:
                     yield chunk
-                if error is not None:
-                    raise error
+                if failed:
+                    raise reader.error()  # not kept in a local: see _StreamReader.error
                 if raw is None:
                     break
         yield reader.final()
@@ -310,10 +310,10 @@ class HttpChatModel:
                     raw = transport.next_chunk_sync(body, deadline, url)
                 except ProviderError as failure:
                     raise reader.failed(failure)  # noqa: B904 - typed and redacted already
-                chunks, error = reader.read(raw)
+                chunks, failed = reader.read(raw)
                 yield from chunks
-                if error is not None:
-                    raise error
+                if failed:
+                    raise reader.error()  # not kept in a local: see _StreamReader.error
                 if raw is None:
                     break
         yield reader.final()
@@ -394,17 +394,28 @@ class _StreamReader:
         self._fragments = ToolCallDeltas(model.stream_format)  # tool-call fragments ride along for the run events
         self._delivered: list[str] = []
         self._result: dict[str, Any] | None = None
+        self._error: ProviderError | None = None
 
     def failed(self, error: ProviderError) -> ProviderError:
         """``error`` with the text delivered so far as its ``partial_text``."""
         error.partial_text = ''.join(self._delivered)
         return error
 
-    def read(self, raw: bytes | None) -> tuple[list[ChatResponse], ProviderError | None]:
-        """The chunks of ``raw`` (``None``: the body ended) and the error to raise after yielding them.
+    def error(self) -> ProviderError:
+        """The error :meth:`read` met, handed over once, for the stream to raise after the chunks before it.
+
+        Kept here, not returned to the stream: a local of the stream's frame, which the raised error's traceback
+        holds, made a reference cycle (error -> traceback -> frame -> error) per failed stream.
+        """
+        error, self._error = self._error, None
+        assert error is not None, 'error() without a failed read()'
+        return error
+
+    def read(self, raw: bytes | None) -> tuple[list[ChatResponse], bool]:
+        """The chunks of ``raw`` (``None``: the body ended) and whether an error is to be raised after yielding them.
 
         One chunk per payload that has text or reasoning (:meth:`HttpChatModel.delta_chunk`) or tool-call
-        fragments (:class:`ToolCallDeltas`), in the payloads' order.
+        fragments (:class:`ToolCallDeltas`), in the payloads' order. The error is :meth:`error`.
         """
         payloads, error = self._model._feed(self._aggregator, raw, self._response)
         chunks: list[ChatResponse] = []
@@ -424,7 +435,9 @@ class _StreamReader:
             self._result = self._aggregator.result()
             if self._result.get('truncated'):
                 error = self._truncated(self._result.get('chunks', 0))
-        return chunks, None if error is None else self.failed(error)
+        if error is not None:
+            self._error = self.failed(error)
+        return chunks, error is not None
 
     def _truncated(self, chunks: int) -> IncompleteStreamError:
         content_type = self._response.headers.get('content-type', 'none')
