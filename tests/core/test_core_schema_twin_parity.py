@@ -395,11 +395,16 @@ def _node(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-SCHEMAS = st.recursive(_leaf() | st.booleans(), _node, max_leaves=6).map(
-    lambda s: (
-        {**s, '$defs': {'d': {'anyOf': [{'$ref': '#/$defs/d'}, {'type': 'object'}]}}} if isinstance(s, dict) else s
-    )
-)
+def _rooted(schema: Any, named: bool) -> Any:
+    """``schema`` with the ``$defs`` its ``$ref`` may name; ``named``: with the root's ``$schema`` too (a root that
+    names its draft is reached again by ``$ref: "#"``: the twin once left its own keywords there)."""
+    if not isinstance(schema, dict):
+        return schema
+    rooted = {**schema, '$defs': {'d': {'anyOf': [{'$ref': '#/$defs/d'}, {'type': 'object'}]}}}
+    return {'$schema': _DRAFTS[-1], **rooted} if named else rooted
+
+
+SCHEMAS = st.builds(_rooted, st.recursive(_leaf() | st.booleans(), _node, max_leaves=6), st.booleans())
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
