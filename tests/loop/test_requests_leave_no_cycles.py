@@ -26,9 +26,10 @@ from toolweave import ChatClient, tool
 from toolweave.advisors import MessageChatMemoryAdvisor
 from toolweave.chat import Prompt
 from toolweave.events import RunEvent, RunFinished
-from toolweave.exceptions import ProviderStreamError
+from toolweave.exceptions import ProviderError, ProviderStreamError
 from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory, SqliteChatMemoryRepository
 from toolweave.providers import OpenAIChatModel, ScriptedChatModel
+from toolweave.providers.replay import ReplayServer, Reply
 from toolweave.providers.scripted import ScriptStep
 
 ROUNDS = 10
@@ -345,6 +346,59 @@ def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: 
 
         try:
             failures()
+            with _collector_off():
+                alive = [ref() is not None for ref in failures()]
+        finally:
+            model.close()
+            loop.run_until_complete(model.aclose())
+            loop.close()
+    assert alive == [False] * ROUNDS
+
+
+@pytest.mark.parametrize('mode', ['call', 'acall', 'stream', 'stream_sync'])
+def test_a_failed_http_request_frees_its_error_without_the_collector(mode: str) -> None:
+    """A request the provider refuses (HTTP 400, not retried; an error retried until the retries run out ends the
+    same way): the error raised to the caller is freed as soon as the caller lets it go.
+
+    The retry loop raised the failed attempt's error while that attempt stayed in locals of the frames the error's
+    traceback holds (``_Retrying.after`` and the shell that called it): a cycle per failed request. Weak references,
+    as above (httpx's cycle stays, and the loopback server closes each connection).
+    """
+    with ReplayServer() as server:
+        model = build_model('openai', server.url, key='sk-test-123')
+        loop = asyncio.new_event_loop()
+        refused = Reply(status=400, body=b'{"error": {"message": "bad request"}}')
+
+        async def request_once() -> None:
+            if mode == 'acall':
+                await model.acall(Prompt.of('hi'))
+            else:
+                [chunk async for chunk in model.stream(Prompt.of('hi'))]
+
+        async def afailures() -> list[weakref.ref[ProviderError]]:
+            refs = []
+            for _ in range(ROUNDS):
+                server.queue(refused)
+                try:
+                    await request_once()
+                except ProviderError as error:
+                    refs.append(weakref.ref(error))
+            return refs
+
+        def failures() -> list[weakref.ref[ProviderError]]:
+            if mode in ('acall', 'stream'):
+                return loop.run_until_complete(afailures())
+            refs = []
+            for _ in range(ROUNDS):
+                server.queue(refused)
+                try:
+                    model.call(Prompt.of('hi')) if mode == 'call' else list(model.stream_sync(Prompt.of('hi')))
+                except ProviderError as error:
+                    refs.append(weakref.ref(error))
+            return refs
+
+        try:
+            assert len(failures()) == ROUNDS
             with _collector_off():
                 alive = [ref() is not None for ref in failures()]
         finally:

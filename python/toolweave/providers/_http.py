@@ -320,9 +320,18 @@ class _Retrying:
         """
         delay = self._transport._wait(self._attempt, result, self.deadline)
         if delay is None:
-            raise result.error or self._transport._total_timeout(self._url)
+            raise self._error_of(result)
         self._attempt += 1
         return delay
+
+    def _error_of(self, result: _Attempt) -> ProviderError:
+        """The error to raise for ``result``, taken out of it.
+
+        Taken out: ``result`` stays in a local of this frame and the shell's, both of which the raised error's
+        traceback holds (a reference cycle per failed request, left to the garbage collector).
+        """
+        error, result.error = result.error, None
+        return error or self._transport._total_timeout(self._url)
 
 
 @functools.cache
