@@ -42,6 +42,7 @@ from toolweave.chat.prompt import Prompt
 
 if TYPE_CHECKING:  # asyncio, the loop engine, tool binding, events and structured output load on first use (#14)
     import asyncio
+    from collections.abc import Coroutine
 
     from toolweave.advisors.chain import DefaultAroundAdvisorChain
     from toolweave.advisors.structured_output import StructuredOutputAdvisor
@@ -814,8 +815,6 @@ class StreamResponse:
             await _aclose(responses)
 
     async def _events(self) -> AsyncIterator[RunEvent]:
-        import asyncio
-
         from toolweave.tools._concurrent import carrying
 
         queue = _EventQueue()
@@ -830,17 +829,15 @@ class StreamResponse:
 
         # the run goes on (tools too) while the consumer waits for events; a tool's KeyboardInterrupt or
         # SystemExit is carried to the consumer instead of stopping the event loop from inside the task
-        task = asyncio.ensure_future(carrying(run()))
-        task.add_done_callback(lambda _: queue.put(None))
+        queue.start(carrying(run()))
         try:
             while (event := await queue.get()) is not None:
                 yield event
                 queue.handled(event)  # the consumer is back: this event was handled
-            _raise_error_of(task)  # the run's error, after the events before it
+            if queue.run_failed():
+                raise queue.run_error()  # after the events before it; no local here holds it (see run_error)
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.wait([task], timeout=_CLOSE_TIMEOUT)
+            await queue.stop()
 
 
 class _EventQueue:
@@ -864,6 +861,41 @@ class _EventQueue:
         self._live = 0  # unhandled events holding a live value
         self._getter: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
+        self._run: asyncio.Future[None] | None = None
+
+    def start(self, run: Coroutine[Any, Any, None]) -> None:
+        """Run ``run`` as a task on the running loop; the queue ends (``None``) when it does."""
+        import asyncio
+
+        self._run = asyncio.ensure_future(run)
+        self._run.add_done_callback(lambda _: self.put(None))
+
+    def run_failed(self) -> bool:
+        """Whether the finished run raised (``CancelledError`` when it was cancelled)."""
+        return self._run is not None and self._run.exception() is not None
+
+    def run_error(self) -> BaseException:
+        """The finished run's exception, a carried ``BaseException`` as itself; the queue lets go of the run.
+
+        Raised as ``raise queue.run_error()``: kept in no local of the frame that raises it (whose traceback
+        holds that frame), so the error, its traceback and the stream are freed without the garbage collector.
+        """
+        from toolweave.tools._concurrent import CarriedError
+
+        run, self._run = self._run, None
+        assert run is not None
+        error = run.exception()
+        assert error is not None
+        return error.error if isinstance(error, CarriedError) else error
+
+    async def stop(self) -> None:
+        """Cancel the run if it still goes on (the consumer left early), waiting :data:`_CLOSE_TIMEOUT` at most."""
+        import asyncio
+
+        run = self._run
+        if run is not None and not run.done():
+            run.cancel()
+            await asyncio.wait([run], timeout=_CLOSE_TIMEOUT)
 
     def __call__(self, event: RunEvent) -> None:
         self.put(event)
@@ -968,20 +1000,19 @@ def _iterate_on_private_loop(make: Callable[[], AsyncIterator[_T]]) -> Iterator[
     """
     import asyncio
 
-    from toolweave.tools._concurrent import CarriedError, carrying
-
     loop = asyncio.new_event_loop()
     context = contextvars.copy_context()  # every step runs in a copy of the creator's context variables
     items = make()
+    failed: list[BaseException] = []
     step: asyncio.Task[tuple[bool, _T | None]] | None = None
     try:
         while True:
-            # carried: a tool's KeyboardInterrupt/SystemExit leaves the step as itself, not through the loop
-            step = loop.create_task(carrying(_next_item(items)), context=context.copy())
-            try:
-                done, item = loop.run_until_complete(step)
-            except CarriedError as carried:
-                raise carried.error from None
+            # a step never raises: a tool's KeyboardInterrupt/SystemExit does not go through the loop, and the
+            # error is raised from here only, popped (no local keeps it: its traceback holds this frame)
+            step = loop.create_task(_next_item(items, failed), context=context.copy())
+            done, item = loop.run_until_complete(step)
+            if failed:
+                raise failed.pop()
             if done:
                 return
             yield cast(_T, item)
@@ -1008,24 +1039,21 @@ def _close_private_loop(
             loop.close()
 
 
-def _raise_error_of(task: asyncio.Future[None]) -> None:
-    """Raise the finished ``task``'s exception, a carried ``BaseException`` as itself."""
-    from toolweave.tools._concurrent import CarriedError
+async def _next_item(items: AsyncIterator[_T], failed: list[BaseException]) -> tuple[bool, _T | None]:
+    """``(False, item)``, or ``(True, None)`` at the end or when ``items`` raised: its error appended to ``failed``.
 
-    try:
-        task.result()
-    except CarriedError as carried:
-        error = carried.error
-    else:
-        return
-    raise error
+    A cancellation (the step stopped from outside) is raised as it is.
+    """
+    import asyncio
 
-
-async def _next_item(items: AsyncIterator[_T]) -> tuple[bool, _T | None]:
-    """``(False, item)``, or ``(True, None)`` at the end."""
     try:
         return False, await items.__anext__()
     except StopAsyncIteration:
+        return True, None
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:  # noqa: BLE001 - raised again, as itself, by _iterate_on_private_loop
+        failed.append(error)
         return True, None
 
 

@@ -298,7 +298,10 @@ def test_a_tool_loop_over_http_leaves_nothing_of_ours_to_the_collector(provider:
     assert _ours(garbage) == []
 
 
-@pytest.mark.parametrize('mode', ['model stream', 'model stream_sync', 'client stream'])
+@pytest.mark.parametrize(
+    'mode',
+    ['model stream', 'model stream_sync', 'client stream', 'client events', 'client sync stream', 'client sync events'],
+)
 def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: str) -> None:
     """A provider's stream that reports an error midway (an error event): the error raised to the caller, with its
     traceback, is freed as soon as the caller lets it go.
@@ -308,8 +311,8 @@ def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: 
     failed stream also leaves httpx's cycle (see above) and, its connection closed, asyncio's socket transport's.
     The async cases catch the errors inside the running loop, as a service does (an error leaving
     ``run_until_complete`` stays in its task, which that asyncio frame holds). ``client stream`` is the tool loop's
-    ``stream().content()``; its ``events()`` is left out: ``_events`` keeps the run's task, which holds the error,
-    in a local of the frame that raises it.
+    ``stream().content()`` and ``events()``, async and sync (``events()`` kept the run's task, which holds the error,
+    in a local of the frame that raises it; a sync stream kept its step's task so, on its private loop).
     """
     body = load_stream('004-groq-gptoss-midstream-error-event')[0]
     events = [event + b'\n\n' for event in body.split(b'\n\n') if event.strip()]
@@ -321,8 +324,18 @@ def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: 
         async def stream_once() -> None:
             if mode == 'model stream':
                 [chunk async for chunk in model.stream(Prompt.of('hi'))]
+            elif mode == 'client events':
+                [event async for event in client.prompt('Weather?').tools(get_weather).stream().events()]
             else:
                 [piece async for piece in client.prompt('Weather?').tools(get_weather).stream().content()]
+
+        def stream_sync_once() -> None:
+            if mode == 'model stream_sync':
+                list(model.stream_sync(Prompt.of('hi')))
+            elif mode == 'client sync events':
+                list(client.prompt('Weather?').tools(get_weather).stream().events())
+            else:
+                list(client.prompt('Weather?').tools(get_weather).stream().content())
 
         async def afailures() -> list[weakref.ref[ProviderStreamError]]:
             refs = []
@@ -334,12 +347,12 @@ def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: 
             return refs
 
         def failures() -> list[weakref.ref[ProviderStreamError]]:
-            if mode != 'model stream_sync':
+            if 'sync' not in mode:
                 return loop.run_until_complete(afailures())
             refs = []
             for _ in range(ROUNDS):
                 try:
-                    list(model.stream_sync(Prompt.of('hi')))
+                    stream_sync_once()
                 except ProviderStreamError as error:
                     refs.append(weakref.ref(error))
             return refs
