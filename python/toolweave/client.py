@@ -889,13 +889,21 @@ class _EventQueue:
         return error.error if isinstance(error, CarriedError) else error
 
     async def stop(self) -> None:
-        """Cancel the run if it still goes on (the consumer left early), waiting :data:`_CLOSE_TIMEOUT` at most."""
+        """Cancel the run if it still goes on (the consumer left early), waiting :data:`_CLOSE_TIMEOUT` at most.
+
+        A run that failed after the consumer left has nobody to raise its error to: the error is marked
+        retrieved here, else asyncio logged "Task exception was never retrieved" when the task was freed.
+        """
         import asyncio
 
-        run = self._run
-        if run is not None and not run.done():
+        run, self._run = self._run, None
+        if run is None:
+            return
+        if not run.done():
             run.cancel()
             await asyncio.wait([run], timeout=_CLOSE_TIMEOUT)
+        if run.done() and not run.cancelled():
+            run.exception()  # marks it retrieved; not kept in a local (see run_error)
 
     def __call__(self, event: RunEvent) -> None:
         self.put(event)
