@@ -9,17 +9,15 @@ it builds once, and the event loop's first-use objects), then N more with the co
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import types
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from support.core_fixtures import load_stream
+from support.garbage import collector_off, garbage_kept
 from support.keepalive_server import Answer, KeepAliveServer
 from support.provider_fixtures import build_model, recorded
 from toolweave import ChatClient, tool
@@ -33,21 +31,6 @@ from toolweave.providers.replay import ReplayServer, Reply
 from toolweave.providers.scripted import ScriptStep
 
 ROUNDS = 10
-
-
-@contextmanager
-def _collector_off() -> Iterator[list[int]]:
-    """Yields a list that holds, afterwards, how many objects ``gc.collect()`` found unreachable."""
-    found: list[int] = []
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield found
-    finally:
-        found.append(gc.collect())
-        if was_enabled:
-            gc.enable()
 
 
 @tool
@@ -129,7 +112,7 @@ def test_a_tool_loop_leaves_no_cycle(
 
     try:
         answers = [request()]
-        with _collector_off() as found:
+        with collector_off() as found:
             answers += [request() for _ in range(ROUNDS)]
     finally:
         loop.close()
@@ -156,7 +139,7 @@ def test_a_models_client_for_an_event_loop_is_freed_without_the_collector() -> N
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(one_loop())
-        with _collector_off() as found:
+        with collector_off() as found:
             for _ in range(ROUNDS):
                 loop.run_until_complete(one_loop())
     finally:
@@ -204,25 +187,6 @@ def _ours(garbage: list[Any]) -> list[str]:
         if 'toolweave' in name:
             found.append(f'{kind.__name__} {name}')
     return found
-
-
-@contextmanager
-def _garbage_kept() -> Iterator[list[Any]]:
-    """Yields a list that holds, afterwards, what ``gc.collect()`` found unreachable (``DEBUG_SAVEALL``)."""
-    found: list[Any] = []
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        yield found
-    finally:
-        gc.collect()
-        found.extend(gc.garbage)
-        gc.set_debug(0)
-        gc.garbage.clear()
-        if was_enabled:
-            gc.enable()
 
 
 @pytest.mark.parametrize(
@@ -287,7 +251,7 @@ def test_a_tool_loop_over_http_leaves_nothing_of_ours_to_the_collector(provider:
 
         try:
             answers = [request()]
-            with _garbage_kept() as garbage:
+            with garbage_kept() as garbage:
                 answers += [request() for _ in range(ROUNDS)]
         finally:
             model.close()
@@ -359,7 +323,7 @@ def test_a_stream_that_fails_midway_frees_its_error_without_the_collector(mode: 
 
         try:
             failures()
-            with _collector_off():
+            with collector_off():
                 alive = [ref() is not None for ref in failures()]
         finally:
             model.close()
@@ -412,7 +376,7 @@ def test_a_failed_http_request_frees_its_error_without_the_collector(mode: str) 
 
         try:
             assert len(failures()) == ROUNDS
-            with _collector_off():
+            with collector_off():
                 alive = [ref() is not None for ref in failures()]
         finally:
             model.close()

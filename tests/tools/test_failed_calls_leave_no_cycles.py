@@ -9,13 +9,12 @@ Each case runs with the collector off and counts what ``gc.collect()`` then find
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
 import pytest
+from support.garbage import collector_off
 from toolweave.chat import (
     AssistantMessage,
     ChatResponse,
@@ -98,21 +97,6 @@ FAILED_INPUTS = {
 }
 
 
-@contextmanager
-def _collector_off() -> Iterator[list[int]]:
-    """Yields a list that holds, afterwards, how many objects ``gc.collect()`` found unreachable."""
-    found: list[int] = []
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield found
-    finally:
-        found.append(gc.collect())
-        if was_enabled:
-            gc.enable()
-
-
 def _failing_calls(tool: ToolCallback, text: str, call: Callable[[str], Any]) -> None:
     for _ in range(ROUNDS):
         with pytest.raises(ToolExecutionError):
@@ -127,7 +111,7 @@ def test_a_failed_call_leaves_no_cycle(shape: str, text: str) -> None:
         text = '{"items": []}'
     with pytest.raises(ToolExecutionError):
         tool.call(text)  # the first call builds what later calls keep (validators, decoder)
-    with _collector_off() as found:
+    with collector_off() as found:
         _failing_calls(tool, text, tool.call)
     assert found == [0]
 
@@ -145,7 +129,7 @@ def test_a_failed_async_call_leaves_no_cycle(shape: str) -> None:
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(calls())  # once outside: the loop's own first-use objects
-        with _collector_off() as found:
+        with collector_off() as found:
             loop.run_until_complete(calls())
     finally:
         loop.close()
@@ -174,7 +158,7 @@ def test_the_manager_turns_failures_into_text_without_cycles(mode: str) -> None:
 
     try:
         texts = [r.response_data for r in execute().conversation_history[-1].responses]
-        with _collector_off() as found:
+        with collector_off() as found:
             for _ in range(ROUNDS):
                 execute()
     finally:
