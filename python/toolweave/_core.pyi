@@ -69,6 +69,21 @@ class ArgumentDecoder:
         Raises:
             Exception: only what a ``default_factory`` (or ``copy.deepcopy`` of an unhashable default) raises.
         """
+    def errors(self, text: str) -> list[dict[str, Any]] | None:
+        """The errors ``validate_json(text)`` raises when pydantic surely refuses ``text``, else None.
+
+        One ``{'type', 'loc', 'msg'}`` dict per error, as ``ValidationError.errors(include_url=False,
+        include_context=False, include_input=False)`` lists them, in pydantic's order (fields in schema order,
+        then extras in input order). Certain only when every value either decodes or is a certain failure of
+        pydantic's lax JSON mode: a string without an ASCII digit for an int (``int_parsing``), a number with a
+        fractional part for an int (``int_from_float``), a string without an ASCII digit, ``inf`` or ``nan`` for
+        a float (``float_parsing``), a string that no spelling of a bool word could be or an integer other than 0
+        and 1 for a bool (``bool_parsing``), a JSON type the node never takes (``*_type``; not a number for a
+        str), a required field left out (``missing``), an extra of a ``forbid`` typed dict or model
+        (``extra_forbidden``). None for anything else: lax coercions, bounds, lengths, literals and enums, an
+        error under a field with a ``validation_alias``, a repeated key, text that is not a strict JSON object,
+        a value that is not an exact str, valid arguments. Never raises (but ``MemoryError``).
+        """
 
 @final
 class StreamAggregator:

@@ -26,6 +26,8 @@ use super::model::{set_of, ModelClass};
 use super::schema::numbers_fine;
 use crate::json::onepass::{self, Sink, Top};
 
+mod judge;
+
 /// Deepest container nesting decoded (the top-level object is depth 0); deeper values answer None.
 const MAX_DEPTH: usize = 100;
 /// Plan nodes one CHECK path may pass through (containers, nullables, definition refs): hostile plans stop here.
@@ -60,6 +62,8 @@ struct Field {
     /// The JSON key (the `validation_alias`, else the name).
     key: Py<PyString>,
     key_str: Box<str>,
+    /// The JSON key is not the name (errors under it are located by either, as the config says).
+    renamed: bool,
     node: usize,
     required: bool,
     default: Default,
@@ -306,6 +310,21 @@ impl ArgumentDecoder {
             Ok(v) => Ok(Some(v)),
             Err(Stop::Unsure | Stop::Mismatch | Stop::Invalid | Stop::Repeated) => Ok(None),
             Err(Stop::Raised(e)) => Err(e),
+        }
+    }
+
+    /// The errors pydantic-core's `validate_json(text)` raises, when it surely refuses `text`, as
+    /// `ValidationError.errors(include_url=False, include_context=False, include_input=False)` lists them (a
+    /// `{'type', 'loc', 'msg'}` dict each); None when not certain (see `decode/judge.rs`). Never raises but
+    /// MemoryError.
+    fn errors<'py>(&self, text: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyList>>> {
+        match text
+            .cast_exact::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok())
+        {
+            Some(t) => self.judged(text.py(), t),
+            None => Ok(None),
         }
     }
 }
@@ -1862,6 +1881,7 @@ impl<'py> Compiler<'py> {
             name: PyString::intern(py, &name).unbind(),
             key: PyString::intern(py, &key).unbind(),
             key_str: key.clone().into_boxed_str(),
+            renamed: key != name,
             node: self.node(&schema, depth + 1)?,
             required,
             default,

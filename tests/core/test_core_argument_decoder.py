@@ -1005,3 +1005,178 @@ def test_allowed_extras_beside_a_renamed_field_are_left_to_pydantic() -> None:
         assert decoder_class.build(schema) is None
         plain = {**schema, 'fields': {'a': {**schema['fields']['a'], 'validation_alias': 'a'}}}
         assert decoder_class.build(plain).decode('{"a": 1, "z": 3}') == validator.validate_json('{"a_in": 1, "z": 3}')
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+WRONG = st.sampled_from(
+    ['one', '', ' yes', 'YES', 'maybe', 'inf', '-Infinity', 'nan', 'x1', '\u0661\u0662', 'ｙｅｓ', '3', '1.0']
+    + [1.5, -0.5, 2.0, 1e300, 0, 1, 2, -1, 7, INT64, True, False, None, [], [1], {}, {'k': 1}]
+)
+"""Values pydantic refuses, coerces or takes, for any node: what a model sends by mistake."""
+
+
+@st.composite
+def _misplaced(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` with one member or item, at any depth, replaced by one of :data:`WRONG`, or left out."""
+    if isinstance(value, dict) and value and draw(st.integers(0, 3)):
+        key = draw(st.sampled_from(sorted(value)))
+        if draw(st.integers(0, 5)) == 0:
+            return {k: v for k, v in value.items() if k != key}
+        return {**value, key: draw(_misplaced(value[key]))}
+    if isinstance(value, list) and value and draw(st.integers(0, 3)):
+        at = draw(st.integers(0, len(value) - 1))
+        return [*value[:at], draw(_misplaced(value[at])), *value[at + 1 :]]
+    return draw(WRONG)
+
+
+@st.composite
+def schemas_and_wrong_texts(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """A schema of :func:`schemas_and_texts`, and a text of one of its objects with a few values wrong."""
+    schema, text = draw(schemas_and_texts())
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return schema, text
+    for _ in range(draw(st.integers(0, 3))):
+        value = draw(_misplaced(value))
+    return schema, json.dumps(value) if isinstance(value, dict) else text
+
+
+def _pydantic_errors(schema: dict[str, Any], text: str) -> list[Any] | None:
+    """pydantic-core's errors for ``text`` (``[]``: valid), or ``None`` when it refuses the hand-built schema."""
+    try:
+        validator = pydantic_core.SchemaValidator(schema)  # type: ignore[arg-type]
+    except pydantic_core.SchemaError:
+        return None
+    try:
+        validator.validate_json(text)
+    except pydantic_core.ValidationError as exc:
+        return exc.errors(include_url=False, include_context=False, include_input=False)  # type: ignore[return-value]
+    return []
+
+
+JUDGED: dict[str, int] = {'built': 0, 'certain': 0}
+
+
+@SETTINGS
+@given(case=schemas_and_wrong_texts())
+def _errors_vs_twin_and_pydantic(case: tuple[dict[str, Any], str]) -> None:
+    schema, text = case
+    rust, twin = RustDecoder.build(schema), TwinDecoder.build(schema)
+    if rust is None or twin is None:
+        return
+    JUDGED['built'] += 1
+    got = rust.errors(text)
+    assert got == twin.errors(text), text
+    if got is None:
+        return
+    JUDGED['certain'] += 1
+    assert got, text  # a certain answer lists something
+    want = _pydantic_errors(schema, text)
+    if want is not None:
+        assert got == want, text
+        assert [type(error['loc']) for error in got] == [tuple] * len(got)
+
+
+def test_errors_are_the_twins_and_pydantics() -> None:
+    """``errors`` answers as the twin and, when certain, exactly as pydantic-core; and it is often certain."""
+    JUDGED.update(built=0, certain=0)
+    _errors_vs_twin_and_pydantic()
+    assert JUDGED['built'] >= 70, JUDGED
+    assert JUDGED['certain'] >= JUDGED['built'] // 12, JUDGED
+
+
+class Line(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra='forbid')
+    sku: str
+    quantity: int
+    price: float
+    gift: bool = False
+    tags: list[str] = []
+
+
+class Basket(TypedDict):
+    customer: str
+    lines: list[Line]
+    notes: dict[str, int]
+    rush: Optional[bool]
+
+
+GOOD_BASKET = {'customer': 'Ada', 'lines': [{'sku': 'A', 'quantity': 1, 'price': 2.5}], 'notes': {}, 'rush': None}
+
+
+@pytest.mark.parametrize(
+    ('change', 'want'),
+    [
+        ({'lines': [{'sku': 'A', 'quantity': 'one', 'price': 2.5}]}, [('int_parsing', ('lines', 0, 'quantity'))]),
+        ({'lines': [{'sku': 'A', 'quantity': 1.5, 'price': 'cheap', 'gift': 'maybe'}]},
+         [('int_from_float', ('lines', 0, 'quantity')), ('float_parsing', ('lines', 0, 'price')),
+          ('bool_parsing', ('lines', 0, 'gift'))]),
+        ({'lines': [{'sku': 'A', 'price': 2.5, 'zz': 1, 'tags': 'x'}]},
+         [('missing', ('lines', 0, 'quantity')), ('list_type', ('lines', 0, 'tags')),
+          ('extra_forbidden', ('lines', 0, 'zz'))]),
+        ({'customer': None, 'lines': {}, 'notes': [], 'rush': 3},
+         [('string_type', ('customer',)), ('list_type', ('lines',)), ('dict_type', ('notes',)),
+          ('bool_parsing', ('rush',))]),
+        ({'lines': [7], 'notes': {'a': 'x', 'b': 2.5}},
+         [('model_type', ('lines', 0)), ('int_parsing', ('notes', 'a')), ('int_from_float', ('notes', 'b'))]),
+        ({'lines': [{'sku': 'A', 'quantity': '\u0661\u0662', 'price': 1}]}, [('int_parsing', ('lines', 0, 'quantity'))]),
+    ],
+)
+def test_errors_name_what_pydantic_names(change: dict[str, Any], want: list[tuple[str, tuple[Any, ...]]]) -> None:
+    rust, twin, adapter = _decoders(Basket)
+    text = json.dumps({**GOOD_BASKET, **change})
+    got = rust.errors(text)
+    assert got is not None and [(error['type'], error['loc']) for error in got] == want
+    assert got == twin.errors(text)
+    with pytest.raises(pydantic.ValidationError) as raised:
+        adapter.validate_json(text)
+    assert got == raised.value.errors(include_url=False, include_context=False, include_input=False)
+
+
+@pytest.mark.parametrize(
+    'change',
+    [
+        {},  # valid
+        {'lines': [{'sku': 'A', 'quantity': '3', 'price': 2.5}]},  # lax: pydantic takes "3"
+        {'lines': [{'sku': 'A', 'quantity': 2.0, 'price': 'inf'}]},  # 2.0 and "inf" are taken
+        {'lines': [{'sku': 'A', 'quantity': 'x1', 'price': 2.5}]},  # a digit: pydantic's parse decides
+        {'rush': ' yes'},  # may be a word of str_as_bool
+        {'customer': 5},  # coerce_numbers_to_str may take it
+        {'lines': [{'sku': 'A', 'quantity': 2**64, 'price': 2.5}], 'notes': {'a': 'x'}},  # beyond the numbers rule
+    ],
+)
+def test_errors_are_none_where_pydantic_may_accept_or_word_it_otherwise(change: dict[str, Any]) -> None:
+    rust, twin, _ = _decoders(Basket)
+    text = json.dumps({**GOOD_BASKET, **change})
+    assert rust.errors(text) is None and twin.errors(text) is None
+
+
+def test_errors_are_none_for_repeated_keys_renamed_fields_and_non_objects() -> None:
+    rust, twin, _ = _decoders(Basket)
+    for text in (
+        '{"customer": 1, "customer": "Ada", "lines": [], "notes": {}, "rush": null}',
+        '{"customer": "Ada", "lines": [{"sku": "A", "sku": 1}], "notes": {}, "rush": null}',
+        '[]',
+        '',
+        '  ',
+        '{"customer": "Ada"',
+    ):
+        assert rust.errors(text) is None and twin.errors(text) is None, text
+    for value in (None, b'{}', 7):
+        assert rust.errors(value) is None and twin.errors(value) is None
+
+    class Renamed(pydantic.BaseModel):
+        count: int = pydantic.Field(validation_alias='n')
+
+    rust, twin, _ = _decoders(Renamed)
+    for text in ('{"n": "one"}', '{}'):
+        assert rust.errors(text) is None and twin.errors(text) is None, text
+
+
+@SETTINGS
+@given(text=st.one_of(st.text(max_size=60), st.text(alphabet='{}[]":,0123456789.eE-+tfnrulasx\\ ', max_size=60)))
+def test_errors_never_raise_on_random_texts(text: str) -> None:
+    for decoder in DECODERS:
+        assert decoder.errors(text) is None or all(set(error) == {'type', 'loc', 'msg'} for error in decoder.errors(text))

@@ -470,6 +470,7 @@ class Spy:
     """A decoder class that records what the tool's decoder answered."""
 
     answers: ClassVar[list[Any]] = []
+    certain: ClassVar[list[Any]] = []
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -484,6 +485,11 @@ class Spy:
         answer = self.inner.decode(text)
         Spy.answers.append(answer)
         return answer
+
+    def errors(self, text: str) -> Any:
+        certain = self.inner.errors(text)
+        Spy.certain.append(certain)
+        return certain
 
 
 class Refuse:
@@ -523,10 +529,85 @@ def test_method_tool_answers_as_before_when_the_decoder_is_unsure(monkeypatch: p
                 tool.call(text)
             outcomes.append(str(info.value))
         assert all(answer is None for answer in Spy.answers)
+        assert all(certain is None for certain in Spy.certain[:2])  # the lax call, the number beyond the rule
         expected[decoder] = outcomes
     assert expected[None] == expected[Spy]
     assert expected[None][0] == 'a:0:[1]:HIGH:None'
     assert 'sizes.0: ' in expected[None][1] and "unexpected argument 'other'" in expected[None][2]
+
+
+def checkout(tree: Tree, sizes: list[int], express: bool, weight: float, items: list[TreeDict]) -> str:
+    return 'ok'
+
+
+def _invalid_answers(decoder: Any, texts: list[str]) -> list[str]:
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(method_module, '_DECODER', decoder)
+    try:
+        tool = MethodToolCallback(checkout)
+        answers = []
+        for text in texts:
+            with pytest.raises(ToolExecutionError) as info:
+                tool.call(text)
+            answers.append(str(info.value))
+        return answers
+    finally:
+        monkeypatch.undo()
+
+
+GOOD_CHECKOUT = {'tree': {'label': 'a'}, 'sizes': [1], 'express': True, 'weight': 1.5, 'items': [{'name': 'b', 'kids': []}]}
+WRONG_CHECKOUTS = [
+    {'sizes': ['one']},
+    {'sizes': [1, 2.5], 'express': 'maybe', 'weight': 'heavy'},
+    {'tree': {'label': None}, 'items': [{'name': 'b', 'kids': 'x'}]},
+    {'tree': [], 'sizes': {}, 'express': 3, 'weight': None, 'items': [7]},
+    {'tree': {}, 'zz': 1},
+    {'items': [{'name': 'b', 'kids': [{'name': 'c', 'kids': [{'name': None}]}]}]},
+    {'sizes': ['one'], 'weight': 1e300, 'express': 0},
+    {'express': 'maybe', 'sizes': [2**70]},  # a number pydantic takes and the rule refuses, beside an error
+]
+
+
+def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pydantics() -> None:
+    """The decoder's certain errors replace pydantic's step: the same answer, word for word, as without a decoder."""
+    texts = [json.dumps({**GOOD_CHECKOUT, **change}) for change in WRONG_CHECKOUTS]
+    Spy.certain.clear()
+    with_errors = _invalid_answers(Spy, texts)
+    assert with_errors == _invalid_answers(None, texts)
+    # certain but for the last two: 0 for a bool and 2**70 for an int are pydantic's to take
+    assert [certain is not None for certain in Spy.certain] == [True] * 6 + [False] * 2, Spy.certain
+    assert "sizes.0: Input should be a valid integer, unable to parse string as an integer" in with_errors[0]
+    assert 'sizes.0: Input should be an integer between -2**63 and 2**63 - 1' in with_errors[-1]
+    if _rust_ready():
+        assert _invalid_answers(core.ArgumentDecoder, texts) == with_errors
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    changes=st.lists(
+        st.tuples(
+            st.sampled_from(sorted(GOOD_CHECKOUT)),
+            st.sampled_from(
+                ['one', '', 'yes', 'x', 1.5, 2, 0, None, [], {}, [1, 'a'], {'label': 3}, [{'name': 1}], [{'kids': [1]}]]
+            ),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_method_tool_answers_random_invalid_calls_as_without_the_decoder(changes: list[tuple[str, Any]]) -> None:
+    text = json.dumps({**GOOD_CHECKOUT, **dict(changes)})
+    tool = MethodToolCallback(checkout)
+    try:
+        tool.call(text)
+    except ToolExecutionError:
+        pass
+    else:
+        return  # the changes left it valid
+    want = _invalid_answers(None, [text])
+    assert _invalid_answers(Spy, [text]) == want
+    if _rust_ready():
+        assert _invalid_answers(core.ArgumentDecoder, [text]) == want
 
 
 def test_pure_core_runs_pydantics_step() -> None:

@@ -35,6 +35,18 @@ The subset, with the pydantic-core rule each node follows (files under ``src/val
   field's is left to the caller, see ``ArgumentDecoder.typed_dict_factories``);
 * ``definitions`` / ``definition-ref`` (recursive types).
 
+``errors(text)`` returns, for arguments pydantic surely refuses, exactly the errors ``validate_json(text)``
+raises (``ValidationError.errors(include_url=False, include_context=False, include_input=False)``: ``type``,
+``loc``, ``msg``), so an invalid call is answered without running pydantic; ``None`` when not certain. Each
+value is either CHECKed valid, or a certain failure of pydantic's lax JSON mode (``input_python.rs``/
+``input_json.rs``, ``shared.rs``): a string without an ASCII digit for an ``int`` (``int_parsing``), a
+number with a fractional part for an ``int`` (``int_from_float``), a string without an ASCII digit, ``inf``
+or ``nan`` for a ``float`` (``float_parsing``), a string no word of ``str_as_bool`` could be or an integer
+other than 0 and 1 for a ``bool`` (``bool_parsing``), a JSON type the node never takes (``*_type``), a
+required field left out (``missing``), an extra of a ``forbid`` typed dict or model (``extra_forbidden``);
+anything else (lax coercions, bounds, lengths, literals, renamed fields, repeated keys) answers ``None``.
+Errors come in pydantic's order: fields in schema order, then extras in input order.
+
 Nesting deeper than :data:`MAX_DEPTH` containers is refused (pydantic's JSON parser has its own
 limit). Anything else -- validators, unions, tuples, sets, dates, ``strict``, string transforms,
 patterns, unknown keys -- makes ``build`` return ``None``.
@@ -44,6 +56,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -59,6 +72,28 @@ INT64_MAX = 2**63 - 1
 MAX_DEPTH = 100
 """Deepest container nesting decoded (the top-level object is depth 0); deeper values answer ``None``."""
 _JSON_WS = ' \t\n\r'
+
+_MESSAGES = {
+    'int_parsing': 'Input should be a valid integer, unable to parse string as an integer',
+    'int_from_float': 'Input should be a valid integer, got a number with a fractional part',
+    'int_type': 'Input should be a valid integer',
+    'float_parsing': 'Input should be a valid number, unable to parse string as a number',
+    'float_type': 'Input should be a valid number',
+    'bool_parsing': 'Input should be a valid boolean, unable to interpret input',
+    'bool_type': 'Input should be a valid boolean',
+    'string_type': 'Input should be a valid string',
+    'list_type': 'Input should be a valid array',
+    'dict_type': 'Input should be an object',
+    'model_type': 'Input should be an object',
+    'missing': 'Field required',
+    'extra_forbidden': 'Extra inputs are not permitted',
+}
+"""pydantic-core's message of each error type ``errors`` reports, for JSON input (``ErrorType::message_template_json``)."""
+_BOOL_WORDS = frozenset({'0', 'off', 'f', 'false', 'n', 'no', '1', 'on', 't', 'true', 'y', 'yes'})
+"""What pydantic-core's ``str_as_bool`` reads as a bool, in any case."""
+_PARSED_LENGTH = 1000
+"""Strings up to this many characters are judged unparsable as numbers (pydantic has size errors for long ones)."""
+_Found = list[tuple[str, tuple[Any, ...]]]
 
 _COMMON = frozenset({'type', 'ref', 'metadata', 'serialization'})
 _CONFIG_FREE = frozenset(
@@ -138,6 +173,25 @@ class ArgumentDecoder:
             return None
         return self._root.build(value)
 
+    def errors(self, text: str) -> list[dict[str, Any]] | None:
+        """The errors of ``validate_json(text)`` when pydantic surely refuses ``text``, else ``None`` (never raises).
+
+        Each is ``{'type', 'loc', 'msg'}`` as ``ValidationError.errors(include_url=False, include_context=False,
+        include_input=False)`` gives it (see the module docstring for what is judged).
+        """
+        if type(text) is not str:
+            return None
+        try:
+            value = parse_arguments(text)
+        except ToolArgumentsError:
+            return None
+        if not text.strip(_JSON_WS) or _repeats_a_key(text):
+            return None
+        found: _Found = []
+        if not self._root.judge(value, 0, (), found) or not found:
+            return None
+        return [{'type': kind, 'loc': loc, 'msg': _MESSAGES[kind]} for kind, loc in found]
+
 
 # ---------------------------------------------------------------------------------------------- plan nodes
 
@@ -153,6 +207,20 @@ class _Node:
     def build(self, value: Any) -> Any:
         return value
 
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        """Add to ``found`` the errors pydantic surely finds in ``value`` at ``loc``; ``False``: not certain."""
+        if self.check(value, depth):
+            return True
+        kind = self.failure(value)
+        if kind is None:
+            return False
+        found.append((kind, loc))
+        return True
+
+    def failure(self, value: Any) -> str | None:
+        """The error type pydantic surely gives ``value`` (which failed :meth:`check`), or ``None``."""
+        return None
+
 
 class _Str(_Node):
     __slots__ = ('max_length', 'min_length')
@@ -165,6 +233,10 @@ class _Str(_Node):
             return False
         size = len(value)
         return size >= self.min_length and (self.max_length is None or size <= self.max_length)
+
+    def failure(self, value: Any) -> str | None:
+        kind = type(value)  # a number may be coerced (``coerce_numbers_to_str``)
+        return None if kind is str or kind is int or kind is float else 'string_type'
 
 
 class _Bounds:
@@ -200,6 +272,14 @@ class _Int(_Node):
             return False
         return self.multiple_of is None or value % self.multiple_of == 0
 
+    def failure(self, value: Any) -> str | None:
+        kind = type(value)
+        if kind is str:
+            return 'int_parsing' if _no_digit(value) else None
+        if kind is float:
+            return 'int_from_float' if math.isfinite(value) and not value.is_integer() else None
+        return None if kind is int or kind is bool else 'int_type'
+
 
 class _Float(_Node):
     __slots__ = ('bounds',)
@@ -216,12 +296,28 @@ class _Float(_Node):
     def build(self, value: Any) -> Any:
         return float(value)
 
+    def failure(self, value: Any) -> str | None:
+        kind = type(value)
+        if kind is str:
+            lowered = value.lower()
+            return 'float_parsing' if _no_digit(value) and 'inf' not in lowered and 'nan' not in lowered else None
+        return None if kind is int or kind is float or kind is bool else 'float_type'
+
 
 class _Bool(_Node):
     __slots__ = ()
 
     def check(self, value: Any, depth: int) -> bool:
         return type(value) is bool
+
+    def failure(self, value: Any) -> str | None:
+        kind = type(value)
+        if kind is str:
+            maybe = value.isascii() and value.strip(_JSON_WS).lower() in _BOOL_WORDS
+            return None if maybe else 'bool_parsing'
+        if kind is int:
+            return 'bool_parsing' if value not in (0, 1) and INT64_MIN <= value <= INT64_MAX else None
+        return None if kind is float else 'bool_type'
 
 
 class _None(_Node):
@@ -248,6 +344,9 @@ class _Nullable(_Node):
 
     def check(self, value: Any, depth: int) -> bool:
         return value is None or self.inner.check(value, depth)
+
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        return value is None or self.inner.judge(value, depth, loc, found)
 
     def build(self, value: Any) -> Any:
         return None if value is None else self.inner.build(value)
@@ -285,6 +384,15 @@ class _List(_Node):
         check, depth = self.item.check, depth + 1
         return all(check(item, depth) for item in value)
 
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        if type(value) is not list:
+            found.append(('list_type', loc))
+            return True
+        if depth >= MAX_DEPTH or not _size_fits(len(value), self.min_length, self.max_length):
+            return False
+        judge = self.item.judge
+        return all(judge(item, depth + 1, (*loc, at), found) for at, item in enumerate(value))
+
     def build(self, value: Any) -> Any:
         build = self.item.build
         return [build(item) for item in value]
@@ -305,6 +413,15 @@ class _Dict(_Node):
             return False
         check, depth = self.values.check, depth + 1
         return all(check(item, depth) for item in value.values())
+
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        if type(value) is not dict:
+            found.append(('dict_type', loc))
+            return True
+        if depth >= MAX_DEPTH or not _size_fits(len(value), self.min_length, self.max_length):
+            return False
+        judge = self.values.judge
+        return all(judge(item, depth + 1, (*loc, key), found) for key, item in value.items())
 
     def build(self, value: Any) -> Any:
         build = self.values.build
@@ -376,6 +493,38 @@ class _Members(_Node):
         keys = self.keys  # 'allow': the extras are kept as parsed
         return all(_json_numbers_fine(item, depth) for key, item in value.items() if key not in keys)
 
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        return self.judge_as(value, depth, loc, found, 'dict_type')
+
+    def judge_as(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found, not_object: str) -> bool:
+        """:meth:`judge`, with ``not_object`` the error of a value that is not an object (a model's differs)."""
+        if type(value) is not dict:
+            found.append((not_object, loc))
+            return True
+        if depth >= MAX_DEPTH:
+            return False
+        for field in self.fields:
+            before = len(found)
+            if field.key in value:
+                if not field.node.judge(value[field.key], depth + 1, (*loc, field.key), found):
+                    return False
+            elif field.required and field.default is None:
+                found.append(('missing', (*loc, field.key)))
+            if len(found) != before and field.key != field.name:  # located by key or name: config's loc_by_alias
+                return False
+        return self.judge_extras(value, depth, loc, found)
+
+    def judge_extras(self, value: dict[str, Any], depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        keys = self.keys
+        for key, item in value.items():
+            if key in keys:
+                continue
+            if self.extra == 'forbid':
+                found.append(('extra_forbidden', (*loc, key)))
+            elif self.extra == 'allow' and not _json_numbers_fine(item, depth + 1):
+                return False
+        return True
+
     def members(self, value: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         """The output dict in schema order (defaults filled), and the names of the fields sent."""
         out: dict[str, Any] = {}
@@ -406,6 +555,9 @@ class _Model(_Node):
     def check(self, value: Any, depth: int) -> bool:
         return self.fields.check(value, depth)
 
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        return self.fields.judge_as(value, depth, loc, found, 'model_type')
+
     def build(self, value: Any) -> Any:
         members, sent = self.fields.members(value)
         instance: Any = object.__new__(self.cls)
@@ -427,6 +579,10 @@ class _Ref(_Node):
     def check(self, value: Any, depth: int) -> bool:
         assert self.target is not None
         return self.target.check(value, depth)
+
+    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
+        assert self.target is not None
+        return self.target.judge(value, depth, loc, found)
 
     def build(self, value: Any) -> Any:
         assert self.target is not None
@@ -464,6 +620,28 @@ def _no_duplicate_keys(text: str, value: dict[str, Any]) -> bool:
     if '\\u003a' in text or '\\u003A' in text:
         return False
     return text.count(':') == _colons(value)
+
+
+def _repeats_a_key(text: str) -> bool:
+    """Whether an object of ``text`` (strict JSON) has a key twice (pydantic then sees both pairs)."""
+    if _no_duplicate_keys(text, parse_arguments(text)):
+        return False
+
+    def pairs(members: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len({key for key, _ in members}) != len(members):
+            raise _Unsure('repeated key')
+        return dict(members)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except _Unsure:
+        return True
+    return False
+
+
+def _no_digit(text: str) -> bool:
+    """Whether ``text`` (short enough to be judged) has no ASCII digit: no number parse of pydantic takes it."""
+    return len(text) <= _PARSED_LENGTH and not any('0' <= c <= '9' for c in text)
 
 
 def _colons(value: Any) -> int:

@@ -330,9 +330,20 @@ class MethodToolCallback:
         left to the slow path, which knows what was sent (a ``default_factory`` value is not judged).
         The errors of a failed step go to the slow path too (:meth:`_validate`: a repeated key).
 
+        Arguments the decoder finds surely invalid (``ArgumentDecoder.errors``: exactly the errors pydantic would
+        raise, every value that passed within the numbers rule) skip pydantic: reported from those errors when
+        :meth:`_problems_of` can, else handed to the slow path.
+
         Raises:
             ToolExecutionError: invalid arguments.
         """
+        decoder = self._decoder
+        certain = decoder.errors(tool_input) if decoder else None
+        if certain is not None:
+            problems = self._problems_of(certain)
+            if problems is None:
+                return certain
+            raise invalid_arguments(self._definition, problems)
         checked = self._schema.checked_arguments
         if checked is not None:
             try:
