@@ -1110,18 +1110,39 @@ GOOD_BASKET = {'customer': 'Ada', 'lines': [{'sku': 'A', 'quantity': 1, 'price':
     ('change', 'want'),
     [
         ({'lines': [{'sku': 'A', 'quantity': 'one', 'price': 2.5}]}, [('int_parsing', ('lines', 0, 'quantity'))]),
-        ({'lines': [{'sku': 'A', 'quantity': 1.5, 'price': 'cheap', 'gift': 'maybe'}]},
-         [('int_from_float', ('lines', 0, 'quantity')), ('float_parsing', ('lines', 0, 'price')),
-          ('bool_parsing', ('lines', 0, 'gift'))]),
-        ({'lines': [{'sku': 'A', 'price': 2.5, 'zz': 1, 'tags': 'x'}]},
-         [('missing', ('lines', 0, 'quantity')), ('list_type', ('lines', 0, 'tags')),
-          ('extra_forbidden', ('lines', 0, 'zz'))]),
-        ({'customer': None, 'lines': {}, 'notes': [], 'rush': 3},
-         [('string_type', ('customer',)), ('list_type', ('lines',)), ('dict_type', ('notes',)),
-          ('bool_parsing', ('rush',))]),
-        ({'lines': [7], 'notes': {'a': 'x', 'b': 2.5}},
-         [('model_type', ('lines', 0)), ('int_parsing', ('notes', 'a')), ('int_from_float', ('notes', 'b'))]),
-        ({'lines': [{'sku': 'A', 'quantity': '\u0661\u0662', 'price': 1}]}, [('int_parsing', ('lines', 0, 'quantity'))]),
+        (
+            {'lines': [{'sku': 'A', 'quantity': 1.5, 'price': 'cheap', 'gift': 'maybe'}]},
+            [
+                ('int_from_float', ('lines', 0, 'quantity')),
+                ('float_parsing', ('lines', 0, 'price')),
+                ('bool_parsing', ('lines', 0, 'gift')),
+            ],
+        ),
+        (
+            {'lines': [{'sku': 'A', 'price': 2.5, 'zz': 1, 'tags': 'x'}]},
+            [
+                ('missing', ('lines', 0, 'quantity')),
+                ('list_type', ('lines', 0, 'tags')),
+                ('extra_forbidden', ('lines', 0, 'zz')),
+            ],
+        ),
+        (
+            {'customer': None, 'lines': {}, 'notes': [], 'rush': 3},
+            [
+                ('string_type', ('customer',)),
+                ('list_type', ('lines',)),
+                ('dict_type', ('notes',)),
+                ('bool_parsing', ('rush',)),
+            ],
+        ),
+        (
+            {'lines': [7], 'notes': {'a': 'x', 'b': 2.5}},
+            [('model_type', ('lines', 0)), ('int_parsing', ('notes', 'a')), ('int_from_float', ('notes', 'b'))],
+        ),
+        (
+            {'lines': [{'sku': 'A', 'quantity': '\u0661\u0662', 'price': 1}]},
+            [('int_parsing', ('lines', 0, 'quantity'))],
+        ),
     ],
 )
 def test_errors_name_what_pydantic_names(change: dict[str, Any], want: list[tuple[str, tuple[Any, ...]]]) -> None:
@@ -1179,4 +1200,6 @@ def test_errors_are_none_for_repeated_keys_renamed_fields_and_non_objects() -> N
 @given(text=st.one_of(st.text(max_size=60), st.text(alphabet='{}[]":,0123456789.eE-+tfnrulasx\\ ', max_size=60)))
 def test_errors_never_raise_on_random_texts(text: str) -> None:
     for decoder in DECODERS:
-        assert decoder.errors(text) is None or all(set(error) == {'type', 'loc', 'msg'} for error in decoder.errors(text))
+        assert decoder.errors(text) is None or all(
+            set(error) == {'type', 'loc', 'msg'} for error in decoder.errors(text)
+        )

@@ -555,7 +555,13 @@ def _invalid_answers(decoder: Any, texts: list[str]) -> list[str]:
         monkeypatch.undo()
 
 
-GOOD_CHECKOUT = {'tree': {'label': 'a'}, 'sizes': [1], 'express': True, 'weight': 1.5, 'items': [{'name': 'b', 'kids': []}]}
+GOOD_CHECKOUT = {
+    'tree': {'label': 'a'},
+    'sizes': [1],
+    'express': True,
+    'weight': 1.5,
+    'items': [{'name': 'b', 'kids': []}],
+}
 WRONG_CHECKOUTS = [
     {'sizes': ['one']},
     {'sizes': [1, 2.5], 'express': 'maybe', 'weight': 'heavy'},
@@ -576,7 +582,7 @@ def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pyda
     assert with_errors == _invalid_answers(None, texts)
     # certain but for the last two: 0 for a bool and 2**70 for an int are pydantic's to take
     assert [certain is not None for certain in Spy.certain] == [True] * 6 + [False] * 2, Spy.certain
-    assert "sizes.0: Input should be a valid integer, unable to parse string as an integer" in with_errors[0]
+    assert 'sizes.0: Input should be a valid integer, unable to parse string as an integer' in with_errors[0]
     assert 'sizes.0: Input should be an integer between -2**63 and 2**63 - 1' in with_errors[-1]
     if _rust_ready():
         assert _invalid_answers(core.ArgumentDecoder, texts) == with_errors

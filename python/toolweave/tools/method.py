@@ -338,7 +338,7 @@ class MethodToolCallback:
             ToolExecutionError: invalid arguments.
         """
         decoder = self._decoder
-        certain = decoder.errors(tool_input) if decoder else None
+        certain: list[pydantic_core.ErrorDetails] | None = decoder.errors(tool_input) if decoder else None
         if certain is not None:
             problems = self._problems_of(certain)
             if problems is None:
