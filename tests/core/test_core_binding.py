@@ -37,7 +37,7 @@ from toolweave.tools._numbers import (
     checked_validator,
     extended_arguments,
     number_problems,
-    schema_messages,
+    schema_problems,
     written_failures,
 )
 from toolweave.tools.function import _pointer
@@ -279,10 +279,7 @@ def checked_then_walked(text: str) -> Any:
     try:
         value = RAW_VALIDATOR.validate_json(text)
     except SchemaValidationError as exc:
-        messages = schema_messages(exc.errors, lambda: RAW_AS_WRITTEN(text))
-        raise InvalidToolArgumentsError(
-            'raw', [f'{e["pointer"] or "/"}: {message}' for e, message in zip(exc.errors, messages, strict=True)]
-        ) from None
+        raise InvalidToolArgumentsError('raw', schema_problems(exc.errors, lambda: RAW_AS_WRITTEN(text))) from None
     except ToolArgumentsError:
         raise
     except ValueError as exc:

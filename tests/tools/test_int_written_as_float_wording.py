@@ -17,7 +17,7 @@ import pytest
 from toolweave.exceptions import ToolExecutionError
 from toolweave.mcp.callback import _decoder as mcp_decoder
 from toolweave.tools import FunctionToolCallback, MethodToolCallback
-from toolweave.tools._numbers import INT64_MAX, INT64_MIN, OUT_OF_RANGE, number_message, schema_messages
+from toolweave.tools._numbers import INT64_MAX, INT64_MIN, OUT_OF_RANGE, number_message, schema_problems
 from toolweave.tools.definition import ToolDefinition
 
 BAD_B = 'b.0: Input should be a valid integer, unable to parse string as an integer'
@@ -114,7 +114,7 @@ def test_a_raw_number_is_not_worded_as_an_integer() -> None:
         {'pointer': '/m', 'keyword': 'maximum', 'message': '6 is greater than the maximum of 5'},
         {'pointer': '/m', 'keyword': 'maximum', 'message': '1e+20 is greater than the maximum of 19223372036854775807'},
     ]
-    assert schema_messages(own, _unasked) == [failure['message'] for failure in own]
+    assert schema_problems(own, _unasked) == [f'/m: {failure["message"]}' for failure in own]
 
 
 def _unasked() -> list[dict[str, str]]:
@@ -124,10 +124,15 @@ def _unasked() -> list[dict[str, str]]:
 def test_only_a_failure_the_schema_as_written_lacks_is_worded_as_the_added_bound() -> None:
     at_bound = {'pointer': '/n', 'keyword': 'maximum', 'message': f'1e+20 is greater than the maximum of {INT64_MAX}'}
     below = {'pointer': '/n', 'keyword': 'minimum', 'message': f'-1e+20 is less than the minimum of {INT64_MIN}'}
-    assert schema_messages([at_bound, below], list) == [OUT_OF_RANGE, OUT_OF_RANGE]
-    assert schema_messages([at_bound, below], lambda: [below]) == [OUT_OF_RANGE, below['message']]
+    assert schema_problems([at_bound, below], list) == [f'/n: {OUT_OF_RANGE}', f'/n: {OUT_OF_RANGE}']
+    assert schema_problems([at_bound, below], lambda: [below]) == [f'/n: {OUT_OF_RANGE}', f'/n: {below["message"]}']
     elsewhere = {**at_bound, 'pointer': '/k'}
-    assert schema_messages([at_bound, at_bound], lambda: [at_bound, elsewhere]) == [at_bound['message'], OUT_OF_RANGE]
+    assert schema_problems([at_bound, at_bound], lambda: [at_bound, elsewhere]) == [
+        f'/n: {at_bound["message"]}',
+        f'/n: {OUT_OF_RANGE}',
+    ]
+    whole = {**at_bound, 'pointer': ''}
+    assert schema_problems([whole], list) == [f'/: {OUT_OF_RANGE}']
 
 
 def _prop(schema: dict[str, Any], **defs: Any) -> dict[str, Any]:

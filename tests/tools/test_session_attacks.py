@@ -1,5 +1,5 @@
 """Attacks on this session's changes: repeated keys in dict parameters (``method.py``), raw-schema number wording
-(``_numbers.schema_messages``/``bounded_integers``) and model instances built by the Rust decoder (``rust/py/model.rs``).
+(``_numbers.schema_problems``/``bounded_integers``) and model instances built by the Rust decoder (``rust/py/model.rs``).
 
 A tool call whose JSON holds a repeated key must be refused exactly when pydantic's ``validate_json`` refuses it,
 with the Rust decoder and without it (``callback._decoder = None``), with ``checked_arguments`` (no ``Any``

@@ -49,7 +49,7 @@ __all__ = [
     'number_message',
     'number_problems',
     'numbers_checker',
-    'schema_messages',
+    'schema_problems',
     'written_failures',
 ]
 
@@ -380,8 +380,8 @@ Failure = Mapping[str, Any]
 """A raw-schema failure, as ``SchemaValidationError.errors`` holds it: ``{'pointer', 'keyword', 'message'}``."""
 
 
-def schema_messages(failures: Sequence[Failure], as_written: Callable[[], Iterable[Failure]]) -> list[str]:
-    """The message of each of ``failures`` (a :func:`bounded_integers` schema's), in this module's words for numbers.
+def schema_problems(failures: Sequence[Failure], as_written: Callable[[], Iterable[Failure]]) -> list[str]:
+    """``'<JSON pointer>: <message>'`` of each of ``failures`` (a :func:`bounded_integers` schema's; ``/`` is the whole value).
 
     A failure at a 64-bit bound :func:`bounded_integers` added (``1e20`` for an ``"integer"``: "greater than the
     maximum of 9223372036854775807", a bound the model never saw) is :data:`OUT_OF_RANGE`, as an integer literal
@@ -390,26 +390,29 @@ def schema_messages(failures: Sequence[Failure], as_written: Callable[[], Iterab
     same value under the schema as written (see :func:`written_failures`; called only when a message ends in the
     bound), and a failure found there too, as often as there, is the schema's own.
     """
-    messages = [str(failure['message']) for failure in failures]
-    at_bound = [
-        failure['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS)
-        for failure, message in zip(failures, messages, strict=True)
-    ]
-    if not any(at_bound):
-        return messages
+    problems = []
+    at_bound = False
+    for failure in failures:  # one loop: an invalid call's path (no comprehension, zip or lambda of its own)
+        message = str(failure['message'])
+        problems.append(f'{failure["pointer"] or "/"}: {message}')
+        if failure['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS):
+            at_bound = True
+    if not at_bound:
+        return problems
     own = collections.Counter(_failure_key(failure) for failure in as_written())
     for index, failure in enumerate(failures):
-        if at_bound[index]:
+        message = str(failure['message'])
+        if failure['keyword'] in ('maximum', 'minimum') and message.endswith(_INT64_BOUNDS):
             key = _failure_key(failure)
             if own[key] > 0:
                 own[key] -= 1
             else:
-                messages[index] = OUT_OF_RANGE
-    return messages
+                problems[index] = f'{failure["pointer"] or "/"}: {OUT_OF_RANGE}'
+    return problems
 
 
 def written_failures(schema: Mapping[str, Any]) -> Callable[[str], list[Failure]]:
-    """``text`` -> the failures of its arguments under ``schema`` as written (``[]`` if none), for :func:`schema_messages`.
+    """``text`` -> the failures of its arguments under ``schema`` as written (``[]`` if none), for :func:`schema_problems`.
 
     ``schema`` is the one :func:`bounded_integers` was given; its validator is compiled on the first call. ``[]`` also
     when it cannot be compiled or ``text`` cannot be validated (then every failure at the bound reads as an added one).

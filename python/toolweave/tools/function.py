@@ -50,7 +50,7 @@ from toolweave.tools._numbers import (
     extended_arguments,
     number_message,
     number_problems,
-    schema_messages,
+    schema_problems,
     written_failures,
 )
 from toolweave.tools.context import ToolContext
@@ -548,13 +548,12 @@ def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> 
     ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``, every failure as ``'<JSON pointer>: <reason>'``);
     a number beyond int64 or one JSON Schema cannot hold is named precisely (or the value returned, when the
     schema bounds nothing there). ``validator`` is ``bounded_integers(definition.input_schema)``'s: a failure at a
-    bound it added reads as :data:`OUT_OF_RANGE` (:func:`~toolweave.tools._numbers.schema_messages`).
+    bound it added reads as :data:`OUT_OF_RANGE` (:func:`~toolweave.tools._numbers.schema_problems`).
     """
     as_written = written_failures(definition.input_schema)
 
     def problems(exc: SchemaValidationError, text: str) -> list[str]:
-        messages = schema_messages(exc.errors, lambda: as_written(text))
-        return [f'{e["pointer"] or "/"}: {message}' for e, message in zip(exc.errors, messages, strict=True)]
+        return schema_problems(exc.errors, lambda: as_written(text))
 
     def recover(text: str, exc: ValueError) -> Any:
         if isinstance(exc, SchemaValidationError):

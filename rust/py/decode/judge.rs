@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use jiter::{NumberAny, NumberInt};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -46,44 +47,52 @@ enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    /// The error type (an interned str: made once per process).
+    fn name<'py>(self, py: Python<'py>) -> &'py Bound<'py, PyString> {
         match self {
-            Kind::IntParsing => "int_parsing",
-            Kind::IntFromFloat => "int_from_float",
-            Kind::IntType => "int_type",
-            Kind::FloatParsing => "float_parsing",
-            Kind::FloatType => "float_type",
-            Kind::BoolParsing => "bool_parsing",
-            Kind::BoolType => "bool_type",
-            Kind::StringType => "string_type",
-            Kind::ListType => "list_type",
-            Kind::DictType => "dict_type",
-            Kind::ModelType => "model_type",
-            Kind::Missing => "missing",
-            Kind::ExtraForbidden => "extra_forbidden",
+            Kind::IntParsing => intern!(py, "int_parsing"),
+            Kind::IntFromFloat => intern!(py, "int_from_float"),
+            Kind::IntType => intern!(py, "int_type"),
+            Kind::FloatParsing => intern!(py, "float_parsing"),
+            Kind::FloatType => intern!(py, "float_type"),
+            Kind::BoolParsing => intern!(py, "bool_parsing"),
+            Kind::BoolType => intern!(py, "bool_type"),
+            Kind::StringType => intern!(py, "string_type"),
+            Kind::ListType => intern!(py, "list_type"),
+            Kind::DictType => intern!(py, "dict_type"),
+            Kind::ModelType => intern!(py, "model_type"),
+            Kind::Missing => intern!(py, "missing"),
+            Kind::ExtraForbidden => intern!(py, "extra_forbidden"),
         }
     }
 
-    fn message(self) -> &'static str {
+    /// The message (interned).
+    fn message<'py>(self, py: Python<'py>) -> &'py Bound<'py, PyString> {
         match self {
-            Kind::IntParsing => {
+            Kind::IntParsing => intern!(
+                py,
                 "Input should be a valid integer, unable to parse string as an integer"
-            }
-            Kind::IntFromFloat => {
+            ),
+            Kind::IntFromFloat => intern!(
+                py,
                 "Input should be a valid integer, got a number with a fractional part"
-            }
-            Kind::IntType => "Input should be a valid integer",
-            Kind::FloatParsing => {
+            ),
+            Kind::IntType => intern!(py, "Input should be a valid integer"),
+            Kind::FloatParsing => intern!(
+                py,
                 "Input should be a valid number, unable to parse string as a number"
-            }
-            Kind::FloatType => "Input should be a valid number",
-            Kind::BoolParsing => "Input should be a valid boolean, unable to interpret input",
-            Kind::BoolType => "Input should be a valid boolean",
-            Kind::StringType => "Input should be a valid string",
-            Kind::ListType => "Input should be a valid array",
-            Kind::DictType | Kind::ModelType => "Input should be an object",
-            Kind::Missing => "Field required",
-            Kind::ExtraForbidden => "Extra inputs are not permitted",
+            ),
+            Kind::FloatType => intern!(py, "Input should be a valid number"),
+            Kind::BoolParsing => intern!(
+                py,
+                "Input should be a valid boolean, unable to interpret input"
+            ),
+            Kind::BoolType => intern!(py, "Input should be a valid boolean"),
+            Kind::StringType => intern!(py, "Input should be a valid string"),
+            Kind::ListType => intern!(py, "Input should be a valid array"),
+            Kind::DictType | Kind::ModelType => intern!(py, "Input should be an object"),
+            Kind::Missing => intern!(py, "Field required"),
+            Kind::ExtraForbidden => intern!(py, "Extra inputs are not permitted"),
         }
     }
 }
@@ -100,9 +109,10 @@ enum JsonValue<'t> {
     Object(Vec<(Cow<'t, str>, JsonValue<'t>)>),
 }
 
-/// The sink of [`onepass::strict`] that makes [`JsonValue`]s of `text`.
+/// The sink of [`onepass::strict`] that makes [`JsonValue`]s of `text`, noting a repeated key.
 struct Values<'t> {
     text: &'t str,
+    repeated: bool,
 }
 
 impl<'t> Values<'t> {
@@ -153,6 +163,7 @@ impl<'t> Sink for Values<'t> {
     }
 
     fn close(&mut self, object: Self::Object) -> Self::Value {
+        self.repeated = self.repeated || repeats(&object);
         JsonValue::Object(object)
     }
 }
@@ -179,10 +190,14 @@ impl ArgumentDecoder {
         py: Python<'py>,
         t: &str,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let Ok(Top::Object(v)) = onepass::strict(&mut Values { text: t }, t) else {
+        let mut values = Values {
+            text: t,
+            repeated: false,
+        };
+        let Ok(Top::Object(v)) = onepass::strict(&mut values, t) else {
             return Ok(None);
         };
-        if repeats_a_key(&v) {
+        if values.repeated {
             return Ok(None);
         }
         let mut judge = Judge {
@@ -203,9 +218,9 @@ impl ArgumentDecoder {
                 }
             });
             let error = PyDict::new(py);
-            error.set_item("type", kind.name())?;
-            error.set_item("loc", PyTuple::new(py, parts)?)?;
-            error.set_item("msg", kind.message())?;
+            error.set_item(intern!(py, "type"), kind.name(py))?;
+            error.set_item(intern!(py, "loc"), PyTuple::new(py, parts)?)?;
+            error.set_item(intern!(py, "msg"), kind.message(py))?;
             errors.append(error)?;
         }
         Ok(Some(errors))
@@ -338,18 +353,16 @@ impl<'t> Judge<'t> {
     }
 }
 
-/// Whether an object in `v` has a key twice (the parse bounds the nesting).
-fn repeats_a_key(v: &JsonValue<'_>) -> bool {
-    match v {
-        JsonValue::Array(items) => items.iter().any(repeats_a_key),
-        JsonValue::Object(pairs) => {
-            let mut keys = HashSet::with_capacity(pairs.len());
-            pairs
-                .iter()
-                .any(|(k, item)| !keys.insert(&**k) || repeats_a_key(item))
-        }
-        _ => false,
+/// Whether a key of `pairs` comes twice (compared pairwise when few, else hashed).
+fn repeats(pairs: &[(Cow<'_, str>, JsonValue<'_>)]) -> bool {
+    if pairs.len() <= 16 {
+        return pairs
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| pairs[..i].iter().any(|(seen, _)| seen == k));
     }
+    let mut keys = HashSet::with_capacity(pairs.len());
+    !pairs.iter().all(|(k, _)| keys.insert(&**k))
 }
 
 fn fits(n: usize, min: usize, max: Option<usize>) -> bool {
@@ -359,7 +372,9 @@ fn fits(n: usize, min: usize, max: Option<usize>) -> bool {
 /// CHECK of a parsed scalar (or an `any` value) against a leaf node, as the decoder checks the parsed objects.
 fn leaf_fine(node: &Node, v: &JsonValue<'_>) -> bool {
     match (node, v) {
-        (Node::Str(min, max), JsonValue::Str(s)) => fits(s.chars().count(), *min, *max),
+        (Node::Str(min, max), JsonValue::Str(s)) => {
+            (*min == 0 && max.is_none()) || fits(s.chars().count(), *min, *max)
+        }
         (Node::Int(bounds, multiple_of), JsonValue::Int(n)) => {
             let n = i128::from(*n);
             bounds.hold(n) && multiple_of.is_none_or(|m| n % m == 0)
