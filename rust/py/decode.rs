@@ -13,6 +13,9 @@
 //! then CHECK: a text is accepted exactly as [`onepass::strict`] accepts it (a repeated key keeps its last
 //! value), values nested as deep. The pure-Python twin, with the same decisions, is
 //! `toolweave._reference.decode`.
+//!
+//! `errors(text)` ([`judge`]) lists, without pydantic, the errors `validate_json` raises for arguments it surely
+//! refuses, so an invalid call is answered without running it either.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
