@@ -572,6 +572,11 @@ WRONG_CHECKOUTS = [
     {'sizes': ['one'], 'weight': 1e300, 'express': 0},
     {'express': 'maybe', 'sizes': [2**70]},  # a number pydantic takes and the rule refuses, beside an error
 ]
+LEFT_OUT = [  # parameters left out, as a model forgets them (a left-out parameter or field is certain: no None)
+    {k: v for k, v in GOOD_CHECKOUT.items() if k != 'sizes'},
+    {**{k: v for k, v in GOOD_CHECKOUT.items() if k not in ('tree', 'weight')}, 'express': 'maybe'},
+    {**GOOD_CHECKOUT, 'items': [{'kids': []}, {'name': 'x'}]},
+]
 
 
 def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pydantics() -> None:
@@ -588,6 +593,46 @@ def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pyda
         assert _invalid_answers(core.ArgumentDecoder, texts) == with_errors
 
 
+def test_left_out_arguments_are_answered_from_the_decoders_errors_as_before() -> None:
+    texts = [json.dumps(arguments) for arguments in LEFT_OUT]
+    Spy.certain.clear()
+    answers = _invalid_answers(Spy, texts)
+    assert answers == _invalid_answers(None, texts)
+    assert all(certain is not None for certain in Spy.certain), Spy.certain
+    assert answers[0] == "Invalid arguments for tool 'checkout': sizes: missing required argument"
+    assert answers[1] == (
+        "Invalid arguments for tool 'checkout': tree: missing required argument; express: Input should be a valid "
+        'boolean, unable to interpret input; weight: missing required argument'
+    )
+    assert answers[2] == (
+        "Invalid arguments for tool 'checkout': items.0.name: Field required; items.1.kids: Field required"
+    )
+    if _rust_ready():
+        assert _invalid_answers(core.ArgumentDecoder, texts) == answers
+
+
+class Note(TypedDict):
+    text: str
+    pinned: Optional[bool]
+
+
+def annotate(notes: list[Note], owner: Optional[str]) -> str:
+    return repr((notes, owner))
+
+
+def test_a_left_out_field_that_takes_none_is_still_filled() -> None:
+    """The tool's own rule (README): such a field, or parameter, is filled with ``None``; the decoder has no answer."""
+    text = '{"notes": [{"text": "a"}]}'
+    for decoder in (Spy, None) + ((core.ArgumentDecoder,) if _rust_ready() else ()):
+        monkeypatch = pytest.MonkeyPatch()
+        monkeypatch.setattr(method_module, '_DECODER', decoder)
+        try:
+            assert MethodToolCallback(annotate).call(text) == "([{'text': 'a', 'pinned': None}], None)"
+        finally:
+            monkeypatch.undo()
+    assert TwinDecoder.build(MethodToolCallback(annotate)._schema.arguments.core_schema).errors(text) is None
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     changes=st.lists(
@@ -595,6 +640,7 @@ def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pyda
             st.sampled_from(sorted(GOOD_CHECKOUT)),
             st.sampled_from(
                 ['one', '', 'yes', 'x', 1.5, 2, 0, None, [], {}, [1, 'a'], {'label': 3}, [{'name': 1}], [{'kids': [1]}]]
+                + ['drop', {}, [{}], [{'kids': []}]]
             ),
         ),
         min_size=1,
@@ -602,7 +648,8 @@ def test_method_tool_answers_invalid_calls_from_the_decoders_errors_as_from_pyda
     )
 )
 def test_method_tool_answers_random_invalid_calls_as_without_the_decoder(changes: list[tuple[str, Any]]) -> None:
-    text = json.dumps({**GOOD_CHECKOUT, **dict(changes)})
+    arguments = {**GOOD_CHECKOUT, **dict(changes)}
+    text = json.dumps({key: value for key, value in arguments.items() if value != 'drop'})
     tool = MethodToolCallback(checkout)
     try:
         tool.call(text)

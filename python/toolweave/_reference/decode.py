@@ -43,7 +43,7 @@ value is either CHECKed valid, or a certain failure of pydantic's lax JSON mode 
 number with a fractional part for an ``int`` (``int_from_float``), a string without an ASCII digit, ``inf``
 or ``nan`` for a ``float`` (``float_parsing``), a string no word of ``str_as_bool`` could be or an integer
 other than 0 and 1 for a ``bool`` (``bool_parsing``), a JSON type the node never takes (``*_type``), a
-required field left out (``missing``), an extra of a ``forbid`` typed dict or model (``extra_forbidden``);
+required field left out (``missing``; one that takes ``None`` answers ``None``: a tool fills it), an extra of a ``forbid`` typed dict or model (``extra_forbidden``);
 anything else (lax coercions, bounds, lengths, literals, renamed fields, repeated keys) answers ``None``.
 Errors come in pydantic's order: fields in schema order, then extras in input order.
 
@@ -509,6 +509,8 @@ class _Members(_Node):
                 if not field.node.judge(value[field.key], depth + 1, (*loc, field.key), found):
                     return False
             elif field.required and field.default is None:
+                if _takes_none(field.node):  # a tool may fill it (its own rule): not judged
+                    return False
                 found.append(('missing', (*loc, field.key)))
             if len(found) != before and field.key != field.name:  # located by key or name: config's loc_by_alias
                 return False
@@ -620,6 +622,16 @@ def _no_duplicate_keys(text: str, value: dict[str, Any]) -> bool:
     if '\\u003a' in text or '\\u003A' in text:
         return False
     return text.count(':') == _colons(value)
+
+
+def _takes_none(node: _Node) -> bool:
+    """Whether ``node`` takes JSON ``null`` (nullable, none, any, a literal or enum with None), following refs."""
+    while isinstance(node, _Ref):
+        assert node.target is not None
+        node = node.target
+    if isinstance(node, _Lookup):
+        return (type(None), None) in node.table
+    return isinstance(node, _Nullable | _None | _Any)
 
 
 def _repeats_a_key(text: str) -> bool:

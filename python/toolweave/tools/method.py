@@ -340,7 +340,7 @@ class MethodToolCallback:
         decoder = self._decoder
         certain: list[pydantic_core.ErrorDetails] | None = decoder.errors(tool_input) if decoder else None
         if certain is not None:
-            problems = self._problems_of(certain)
+            problems = self._problems_of(certain, certain=True)
             if problems is None:
                 return certain
             raise invalid_arguments(self._definition, problems)
@@ -459,7 +459,7 @@ class MethodToolCallback:
             return False
         return sent <= failed
 
-    def _problems_of(self, errors: list[pydantic_core.ErrorDetails]) -> list[str] | None:
+    def _problems_of(self, errors: list[pydantic_core.ErrorDetails], certain: bool = False) -> list[str] | None:
         """The problems :meth:`_validate` would list, read from the one-step validation's errors.
 
         ``None`` when only the slow path can tell: text that is not a JSON object, numbers refused
@@ -467,11 +467,20 @@ class MethodToolCallback:
         slow path names them its own way, :func:`~toolweave.tools._numbers.number_message`), left-out
         fields (a nested one may be filled with ``None``; a parameter may have a default), a value
         of the wrong JSON type (``*_type``: pydantic words those differently for JSON and Python input).
+        ``certain`` errors (``ArgumentDecoder.errors``) name left-out fields that do not take ``None`` (else
+        it has no answer): the slow path would list them as they are, a left-out parameter as a
+        missing required argument.
         """
         unexpected: list[str] = []
         problems: list[str] = []
         for error in errors:
             location, kind = error['loc'], error['type']
+            if certain and kind == 'missing' and location:
+                if len(location) == 1:
+                    problems.append(f'{location[0]}: missing required argument')
+                else:
+                    problems.append(f'{dotted(location)}: Field required')
+                continue
             if not location or kind in _SLOW_PATH_ERRORS or kind.endswith('_type'):
                 return None
             if kind == 'extra_forbidden' and len(location) == 1:

@@ -7,7 +7,8 @@
 //! pydantic's lax JSON mode with its error type: a string without an ASCII digit for an `int`, a number with a
 //! fractional part for an `int`, a string without an ASCII digit, `inf` or `nan` for a `float`, a string no word
 //! of `str_as_bool` could be or an integer other than 0 and 1 for a `bool`, a JSON type the node never takes, a
-//! required field left out, an extra of a `forbid` typed dict or model. Anything else answers None.
+//! required field left out (one that takes None answers None: a tool fills it), an extra of a `forbid` typed dict
+//! or model. Anything else answers None.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -295,6 +296,19 @@ impl<'t> Judge<'t> {
         certain
     }
 
+    /// Whether node `i` takes JSON `null` (nullable, none, any, a literal or enum with None), following refs.
+    fn takes_none(&self, mut i: usize) -> bool {
+        for _ in 0..MAX_STEPS {
+            match self.dec.nodes.get(i) {
+                Some(Node::Ref(j)) => i = *j,
+                Some(Node::Nullable(_) | Node::Null | Node::Any) => return true,
+                Some(Node::Lookup(table)) => return table.none.is_some(),
+                _ => return false,
+            }
+        }
+        true
+    }
+
     fn fail(&mut self, kind: Kind) -> bool {
         let loc = self
             .loc
@@ -324,8 +338,9 @@ impl<'t> Judge<'t> {
             self.loc.push(Part::Key(&field.key_str));
             let certain = match pairs.iter().find(|(k, _)| *k == *field.key_str) {
                 Some((_, item)) => self.descend(field.node, item, depth + 1, steps),
+                // a left-out field that takes None: the tool may fill it (its own rule), so not judged
                 None if field.required && matches!(field.default, Default::Absent) => {
-                    self.fail(Kind::Missing)
+                    !self.takes_none(field.node) && self.fail(Kind::Missing)
                 }
                 None => true,
             };
