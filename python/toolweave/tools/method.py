@@ -56,6 +56,17 @@ __all__ = ['MethodToolCallback']
 
 # errors the one-step path leaves to the slow one (which words them its own way, or may accept the value)
 _SLOW_PATH_ERRORS = BOUND_ERRORS | WORDED.keys() | {'missing', 'json_invalid', 'json_type'}
+_PYTHON_WORDING = {
+    'missing': '',
+    'string_type': '',
+    'int_type': '',
+    'float_type': '',
+    'bool_type': '',
+    'list_type': 'Input should be a valid list',
+    'dict_type': 'Input should be a valid dictionary',
+}
+"""Certain errors the slow path words as pydantic does for Python input (its validation of the parsed arguments):
+their message, or ``''`` for the same message as for JSON."""
 _UNASKED: Any = object()  # MethodToolCallback._values: the decoder was not asked yet
 _DECODER: type[ArgumentDecoder] | None = ArgumentDecoder if IMPLEMENTATION == 'rust' else None
 """Decodes valid arguments before pydantic is asked: the Rust core's only (its pure-Python twin, a walk in Python,
@@ -468,18 +479,19 @@ class MethodToolCallback:
         fields (a nested one may be filled with ``None``; a parameter may have a default), a value
         of the wrong JSON type (``*_type``: pydantic words those differently for JSON and Python input).
         ``certain`` errors (``ArgumentDecoder.errors``) name left-out fields that do not take ``None`` (else
-        it has no answer): the slow path would list them as they are, a left-out parameter as a
-        missing required argument.
+        it has no answer) and values of a JSON type never taken: the slow path would list them as they are
+        (a left-out parameter as a missing required argument), in pydantic's words for Python input
+        (:data:`_PYTHON_WORDING`); a model's ``model_type`` (its words name the class) still goes to it.
         """
         unexpected: list[str] = []
         problems: list[str] = []
         for error in errors:
             location, kind = error['loc'], error['type']
-            if certain and kind == 'missing' and location:
-                if len(location) == 1:
+            if certain and location and kind in _PYTHON_WORDING:
+                if kind == 'missing' and len(location) == 1:
                     problems.append(f'{location[0]}: missing required argument')
                 else:
-                    problems.append(f'{dotted(location)}: Field required')
+                    problems.append(f'{dotted(location)}: {_PYTHON_WORDING[kind] or error["msg"]}')
                 continue
             if not location or kind in _SLOW_PATH_ERRORS or kind.endswith('_type'):
                 return None
