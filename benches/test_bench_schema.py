@@ -254,12 +254,29 @@ def _call_invalid(tool: Any, text: str) -> None:
     raise AssertionError('the invalid call was accepted')
 
 
+def _left_out(text: str) -> str:
+    """``text`` with the first item's price left out (a required field a model forgets)."""
+    bad = text.replace(', "price": 9.99', '', 1)
+    assert bad != text
+    return bad
+
+
+def _wrong_type(text: str) -> str:
+    """``text`` with the first item's tags a string where a list goes (a JSON type the field never takes)."""
+    bad = text.replace('"tags": ["alpha", "gamma"]', '"tags": "alpha"', 1)
+    assert bad != text
+    return bad
+
+
 def binding_cases(tools: dict[str, Any], text: str) -> dict[str, Callable[[], Any]]:
+    """The floor, then per tool: a valid call and three invalid ones (a word for an int, a field left out, a wrong
+    JSON type: what models most often send wrong)."""
     cases: dict[str, Callable[[], Any]] = {'orjson.loads (floor)': functools.partial(orjson.loads, text)}
-    bad = _invalid(text)
     for name, tool in tools.items():
         cases[f'{name}: valid call'] = functools.partial(tool.call, text)
-        cases[f'{name}: invalid call'] = functools.partial(_call_invalid, tool, bad)
+        cases[f'{name}: invalid call'] = functools.partial(_call_invalid, tool, _invalid(text))
+        cases[f'{name}: invalid call, field left out'] = functools.partial(_call_invalid, tool, _left_out(text))
+        cases[f'{name}: invalid call, wrong JSON type'] = functools.partial(_call_invalid, tool, _wrong_type(text))
     return cases
 
 
@@ -267,10 +284,10 @@ def test_binding_cases_run() -> None:
     for text in INPUTS.values():
         for name, fn in binding_cases(_tools(), text).items():
             result = fn()
-            assert result == 'ok' or name.endswith('invalid call') or name.startswith('orjson'), name
+            assert result == 'ok' or 'invalid call' in name or name.startswith('orjson'), name
     with pure_core():
         for name, fn in binding_cases(_tools(), INPUTS['0.5KB']).items():
-            assert fn() == 'ok' or name.endswith('invalid call') or name.startswith('orjson'), name
+            assert fn() == 'ok' or 'invalid call' in name or name.startswith('orjson'), name
 
 
 def binding_tables(budget: float = 0.5) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
