@@ -31,7 +31,7 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -169,8 +169,9 @@ class ChatClientBuilder:
         return self
 
     def default_tools(self, *tools: object) -> ChatClientBuilder:
-        """Tools of every request (anything ``.tools()`` accepts)."""
+        """Tools of every request (anything ``.tools()`` accepts; its errors are raised here too)."""
         _no_none(tools, 'tools')
+        _check_functions(tools)
         self._defaults = replace(self._defaults, tools=self._defaults.tools + tools)
         return self
 
@@ -272,8 +273,15 @@ class ChatClientRequestSpec:
         return self
 
     def tools(self, *tools: object) -> ChatClientRequestSpec:
-        """Add tools: ``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers, lists."""
+        """Add tools: ``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers, lists.
+
+        Raises:
+            TypeError: a tool is ``None``, or a function is an unbound method (``Class.method``) or has
+                parameters no JSON Schema describes (functions are checked here; objects and providers
+                when the request runs).
+        """
         _no_none(tools, 'tools')
+        _check_functions(tools)
         self._tools.extend(tools)
         return self
 
@@ -626,6 +634,22 @@ def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
     return tuple(out)
 
 
+def _check_functions(tools: Iterable[object]) -> None:
+    """Make the callbacks of the plain functions among ``tools`` (nested lists too) now, so a bad one fails early.
+
+    It fails where it is given, not when the request runs; the callbacks are cached (:func:`_function_callbacks`),
+    so the request reuses them.
+
+    Raises:
+        TypeError: an unbound method, or parameters no JSON Schema describes (:func:`to_tool_callbacks`).
+    """
+    for item in tools:
+        if isinstance(item, (list, tuple)):
+            _check_functions(item)
+        elif inspect.isfunction(item):
+            _function_callbacks(item)
+
+
 @functools.lru_cache(maxsize=256)
 def _function_callbacks(function: Callable[..., Any]) -> tuple[ToolCallback, ...]:
     """The (immutable) callbacks of a plain function: made once, not per request; at most 256 functions kept."""
@@ -777,16 +801,39 @@ class StreamResponse:
         """Blocking helper: run the stream to the end and return the whole text.
 
         Raises:
+            RunPausedError: the run paused for decisions on tool calls (its ``state`` resumes it).
             RuntimeError: called from a running event loop (there, ``await stream.acollect()``).
         """
         _refuse_in_running_loop(
             'StreamResponse.collect()', 'use `await stream.acollect()` or `async for piece in stream.content()`'
         )
-        return ''.join(self.content())
+        return ''.join(StreamIterator(self._collected))
 
     async def acollect(self) -> str:
-        """Run the stream to the end on the running event loop and return the whole text."""
-        return ''.join([piece async for piece in self.content()])
+        """Run the stream to the end on the running event loop and return the whole text.
+
+        Raises:
+            RunPausedError: the run paused for decisions on tool calls (its ``state`` resumes it).
+        """
+        return ''.join([piece async for piece in self._collected()])
+
+    async def _collected(self) -> AsyncIterator[str]:
+        """The text pieces of :meth:`content`, then ``RunPausedError`` if the run paused (a text alone would hide it)."""
+        from toolweave.runstate.state import RunPausedError
+
+        pieces: list[str] = []
+        state: RunState | None = None
+        chats = self._chat_responses()
+        try:
+            async for chat in chats:
+                if chat.text:
+                    pieces.append(chat.text)
+                    yield chat.text
+                state = _run_state(chat) or state
+        finally:
+            await _aclose(chats)
+        if state is not None:
+            raise RunPausedError(state, ''.join(pieces))
 
     async def _chat_client_responses(self) -> AsyncIterator[ChatClientResponse]:
         responses = self._responses()
@@ -806,13 +853,13 @@ class StreamResponse:
             await _aclose(responses)
 
     async def _content(self) -> AsyncIterator[str]:
-        responses = self._responses()
+        chats = self._chat_responses()
         try:
-            async for response in responses:
-                if response.chat_response is not None and response.chat_response.text:
-                    yield response.chat_response.text
+            async for chat in chats:
+                if chat.text:
+                    yield chat.text
         finally:
-            await _aclose(responses)
+            await _aclose(chats)
 
     async def _events(self) -> AsyncIterator[RunEvent]:
         from toolweave.tools._concurrent import carrying

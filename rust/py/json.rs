@@ -6,6 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 
+use std::cell::Cell;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::errors::CoreError;
@@ -157,7 +158,13 @@ pub(crate) fn seed_str_cache<'a>(
 }
 
 /// Python objects for [`onepass`]; strings of 2 to 63 bytes from [`STR_CACHE`] when this parse holds it.
-pub(crate) struct PyValues<'py, 'c>(Python<'py>, Option<MutexGuard<'c, StrCache>>);
+/// `plain` stays `true` while every number built is an `int` within `i64` or a finite `float` (what
+/// [`crate::py::schema::objects::plain`] asks of a tree; the containers and strings built always are).
+pub(crate) struct PyValues<'py, 'c> {
+    py: Python<'py>,
+    cache: Option<MutexGuard<'c, StrCache>>,
+    pub(crate) plain: bool,
+}
 
 impl<'py> PyValues<'py, 'static> {
     pub(crate) fn new(py: Python<'py>) -> Self {
@@ -166,13 +173,17 @@ impl<'py> PyValues<'py, 'static> {
             Err(TryLockError::Poisoned(cache)) => Some(cache.into_inner()),
             Err(TryLockError::WouldBlock) => None,
         };
-        PyValues(py, cache)
+        PyValues {
+            py,
+            cache,
+            plain: true,
+        }
     }
 
     fn str(&mut self, s: &str) -> Bound<'py, PyString> {
-        match &mut self.1 {
-            Some(cache) if cached_len(s) => cache.get(self.0, s).clone(),
-            _ => PyString::new(self.0, s),
+        match &mut self.cache {
+            Some(cache) if cached_len(s) => cache.get(self.py, s).clone(),
+            _ => PyString::new(self.py, s),
         }
     }
 }
@@ -182,11 +193,11 @@ impl<'py> Sink for PyValues<'py, 'static> {
     type Object = Bound<'py, PyDict>;
 
     fn null(&mut self) -> Self::Value {
-        self.0.None().into_bound(self.0)
+        self.py.None().into_bound(self.py)
     }
 
     fn boolean(&mut self, b: bool) -> Self::Value {
-        PyBool::new(self.0, b).to_owned().into_any()
+        PyBool::new(self.py, b).to_owned().into_any()
     }
 
     fn string(&mut self, s: &str) -> Self::Value {
@@ -194,23 +205,28 @@ impl<'py> Sink for PyValues<'py, 'static> {
     }
 
     fn number(&mut self, n: jiter::NumberAny) -> Option<Self::Value> {
-        n.into_pyobject(self.0).ok().map(Bound::into_any)
+        match &n {
+            jiter::NumberAny::Int(jiter::NumberInt::BigInt(_)) => self.plain = false,
+            jiter::NumberAny::Float(f) if !f.is_finite() => self.plain = false,
+            _ => {}
+        }
+        n.into_pyobject(self.py).ok().map(Bound::into_any)
     }
 
     fn array(&mut self, items: std::vec::Drain<'_, Self::Value>) -> Self::Value {
-        PyList::new(self.0, items)
+        PyList::new(self.py, items)
             .expect("a list of Python objects")
             .into_any()
     }
 
     fn object(&mut self) -> Self::Object {
-        PyDict::new(self.0)
+        PyDict::new(self.py)
     }
 
     fn insert(&mut self, object: &mut Self::Object, key: &str, value: Self::Value) {
-        match &mut self.1 {
-            Some(cache) if cached_len(key) => object.set_item(cache.get(self.0, key), value),
-            _ => object.set_item(PyString::new(self.0, key), value),
+        match &mut self.cache {
+            Some(cache) if cached_len(key) => object.set_item(cache.get(self.py, key), value),
+            _ => object.set_item(PyString::new(self.py, key), value),
         }
         .expect("a str key is hashable");
     }
@@ -221,14 +237,18 @@ impl<'py> Sink for PyValues<'py, 'static> {
 }
 
 /// The Python builder of [`modes`]: [`onepass`] straight to Python objects; text-only work on long
-/// texts runs with the GIL released.
-struct Objects<'py>(Python<'py>);
+/// texts runs with the GIL released. `plain`: whether the last strict parse built only plain numbers
+/// ([`PyValues`]).
+struct Objects<'py>(Python<'py>, Cell<bool>);
 
 impl<'py> Build for Objects<'py> {
     type Object = Bound<'py, PyDict>;
 
     fn parse(&self, text: &str) -> Result<Parsed<Self::Object>, usize> {
-        Ok(match onepass::strict(&mut PyValues::new(self.0), text)? {
+        let mut values = PyValues::new(self.0);
+        let top = onepass::strict(&mut values, text);
+        self.1.set(values.plain);
+        Ok(match top? {
             Top::Object(v) => Parsed::Object(v.cast_into::<PyDict>().map_err(|_| 0usize)?),
             Top::Str(s) => Parsed::Str(s),
             Top::Other(kind) => Parsed::Other(kind),
@@ -276,7 +296,18 @@ pub(crate) fn parse_mode<'py>(
     mode: Mode,
     max_depth: usize,
 ) -> Result<Bound<'py, PyDict>, CoreError> {
-    modes::parse(&Objects(py), text, mode, max_depth)
+    modes::parse(&Objects(py, Cell::new(true)), text, mode, max_depth)
+}
+
+/// Strict mode ([`parse_mode`]) with whether every number in the object is an `int` within `i64` or
+/// a finite `float` (then the tree is what [`crate::py::schema::objects::plain`] accepts).
+pub(crate) fn parse_strict_plain<'py>(
+    py: Python<'py>,
+    text: &str,
+) -> Result<(Bound<'py, PyDict>, bool), CoreError> {
+    let objects = Objects(py, Cell::new(true));
+    let parsed = modes::parse(&objects, text, Mode::Strict, json::MAX_DEPTH)?;
+    Ok((parsed, objects.1.get()))
 }
 
 /// A `max_depth` argument: an `int` in `1 ..= 200` (not a `bool`); `None` means 200.
@@ -298,6 +329,42 @@ pub(crate) fn max_depth_arg(function: &str, v: Option<&Bound<'_, PyAny>>) -> PyR
     )))
 }
 
+/// `f` of the text of `text` (a `str` or UTF-8 `bytes`); `None` when `text` is neither.
+///
+/// # Errors
+/// `f`'s, or [`CoreError::InvalidArguments`] for a `str` with a lone surrogate or `bytes` that are
+/// not UTF-8 (with the position).
+pub(crate) fn with_text<T>(
+    text: &Bound<'_, PyAny>,
+    f: impl FnOnce(&str) -> Result<T, CoreError>,
+) -> Option<PyResult<T>> {
+    if let Ok(s) = text.cast::<PyString>() {
+        return Some(str_text(s, f));
+    }
+    let data = text.cast::<PyBytes>().ok()?.as_bytes();
+    Some(match std::str::from_utf8(data) {
+        Ok(t) => f(t).map_err(PyErr::from),
+        Err(e) => Err(json::invalid_utf8(data, e.valid_up_to()).into()),
+    })
+}
+
+/// `f` of the text of `s`; a lone surrogate (not encodable as UTF-8) is an error at its position.
+fn str_text<T>(
+    s: &Bound<'_, PyString>,
+    f: impl FnOnce(&str) -> Result<T, CoreError>,
+) -> PyResult<T> {
+    if let Ok(t) = s.to_str() {
+        return Ok(f(t)?);
+    }
+    let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    let raw = raw.cast::<PyBytes>()?.as_bytes();
+    let at = std::str::from_utf8(raw)
+        .err()
+        .map_or(raw.len(), |e| e.valid_up_to());
+    let lossy = String::from_utf8_lossy(raw);
+    Err(json::lone_surrogate(&lossy, at).into())
+}
+
 /// Parse tool-call arguments as a JSON object (modes: strict, partial, lenient).
 #[pyfunction]
 #[pyo3(
@@ -315,24 +382,8 @@ pub fn parse_arguments<'py>(
     if let Ok(d) = text.cast::<PyDict>() {
         return d.copy();
     }
-    if let Ok(s) = text.cast::<PyString>() {
-        if let Ok(t) = s.to_str() {
-            return Ok(parse_mode(py, t, mode, max_depth)?);
-        }
-        // A lone surrogate: not encodable as UTF-8.
-        let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
-        let raw = raw.cast::<PyBytes>()?.as_bytes();
-        let at = std::str::from_utf8(raw)
-            .err()
-            .map_or(raw.len(), |e| e.valid_up_to());
-        let lossy = String::from_utf8_lossy(raw);
-        Err(json::lone_surrogate(&lossy, at).into())
-    } else if let Ok(b) = text.cast::<PyBytes>() {
-        let data = b.as_bytes();
-        match std::str::from_utf8(data) {
-            Ok(t) => Ok(parse_mode(py, t, mode, max_depth)?),
-            Err(e) => Err(json::invalid_utf8(data, e.valid_up_to()).into()),
-        }
+    if let Some(parsed) = with_text(text, |t| parse_mode(py, t, mode, max_depth)) {
+        parsed
     } else {
         Err(PyTypeError::new_err(format!(
             "parse_arguments() expects str, bytes or dict, got {}",

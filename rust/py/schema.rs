@@ -277,14 +277,31 @@ pub fn to_dialect<'py>(
 }
 
 /// `validate_json`'s parse: `parse_arguments` of a `str` or `bytes`.
-fn parse_text<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    if !data.is_instance_of::<PyString>() && !data.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(format!(
+/// `data` (`str` or `bytes`) parsed as `parse_arguments` does in strict mode, with whether the tree is
+/// what [`objects::plain`] accepts (told by the parse: see [`super::json::parse_strict_plain`]).
+fn parse_text<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyDict>, bool)> {
+    super::json::with_text(data, |t| super::json::parse_strict_plain(py, t)).unwrap_or_else(|| {
+        Err(PyTypeError::new_err(format!(
             "validate_json() expects str or bytes, got {}",
             type_name(data)
-        )));
+        )))
+    })
+}
+
+/// One dict per issue: `pointer`, `keyword`, `message` (the keys interned: built per invalid call).
+fn issue_dicts<'py>(py: Python<'py>, issues: &[validate::Issue]) -> PyResult<Bound<'py, PyList>> {
+    let errors = PyList::empty(py);
+    for issue in issues {
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "pointer"), &issue.pointer)?;
+        d.set_item(intern!(py, "keyword"), &issue.keyword)?;
+        d.set_item(intern!(py, "message"), &issue.message)?;
+        errors.append(d)?;
     }
-    super::json::parse_arguments(py, data, None, None)
+    Ok(errors)
 }
 
 static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -298,14 +315,7 @@ fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
                 .cast_into::<PyType>()?
                 .unbind())
         })?;
-        let errors = PyList::empty(py);
-        for issue in issues {
-            let d = PyDict::new(py);
-            d.set_item("pointer", &issue.pointer)?;
-            d.set_item("keyword", &issue.keyword)?;
-            d.set_item("message", &issue.message)?;
-            errors.append(d)?;
-        }
+        let errors = issue_dicts(py, issues)?;
         let message = issues
             .iter()
             .map(|i| {
@@ -348,12 +358,13 @@ impl SchemaValidator {
             .map_or(plan::Verdict::Unsure, |p| p.check(parsed))
     }
 
-    /// The end of `validate_json` for a parsed dict: accepted at once on the plan's `Accept`,
+    /// The end of `validate_json` for a parsed dict (`plain`: as [`objects::plain`] finds it): accepted at once on the plan's `Accept`,
     /// else the crate decides (straight to its error list on `Reject`: no error means valid).
     fn validate_parsed<'py>(
         &self,
         py: Python<'py>,
         parsed: Bound<'py, PyAny>,
+        plain: bool,
         int64: bool,
         verdict: plan::Verdict,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -362,7 +373,7 @@ impl SchemaValidator {
         }
         // Parsed once: a plain tree (every int within i64, so `int64` has nothing to find) is
         // validated as it is; other numbers go through the conversion, which refuses or keeps them.
-        if objects::plain(&parsed) {
+        if plain {
             if let Some(v) = self
                 .objects
                 .get_or_init(|| validate::Validator::new(&self.schema).ok())
@@ -394,13 +405,13 @@ impl SchemaValidator {
         int64: bool,
         planned: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parsed = parse_text(py, data)?;
+        let (parsed, plain) = parse_text(py, data)?;
         let verdict = if planned {
             self.verdict(py, parsed.as_any())
         } else {
             plan::Verdict::Unsure
         };
-        self.validate_parsed(py, parsed.into_any(), int64, verdict)
+        self.validate_parsed(py, parsed.into_any(), plain, int64, verdict)
     }
 
     fn check(&self, py: Python<'_>, value: &Value) -> PyResult<()> {
@@ -446,15 +457,7 @@ impl SchemaValidator {
         instance: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let value = value_of(instance, "instance")?;
-        let out = PyList::empty(py);
-        for issue in self.inner.issues(&value) {
-            let d = PyDict::new(py);
-            d.set_item("pointer", issue.pointer)?;
-            d.set_item("keyword", issue.keyword)?;
-            d.set_item("message", issue.message)?;
-            out.append(d)?;
-        }
-        Ok(out)
+        issue_dicts(py, &self.inner.issues(&value))
     }
 
     fn validate(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -30,7 +31,7 @@ from toolweave.events import (
 from toolweave.exceptions import ToolRetryBudgetExceededError
 from toolweave.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolweave.providers import ScriptedChatModel
-from toolweave.runstate import InvalidDecisionError, RunState
+from toolweave.runstate import InvalidDecisionError, RunPausedError, RunState
 from toolweave.tools import (
     DefaultToolCallingManager,
     FunctionToolCallback,
@@ -480,6 +481,36 @@ def test_stream_views_end_with_the_pause_and_the_resume_streams_the_rest():
     pieces = list(client.resume(pause.state, {'c1': Approve()}).tools(transfer).stream().content())
     assert len(pieces) > 1
     assert ''.join(pieces) == 'All sent, Al has the money now.'
+
+
+def test_collect_raises_the_pause_with_the_state_and_the_text_so_far():
+    def model() -> ScriptedChatModel:
+        return ScriptedChatModel(
+            [
+                S.tool_call_response('transfer', {'amount': 5, 'to': 'al'}, 'c1', text='Sending it now.'),
+                S.text_response('All sent.'),
+            ]
+        )
+
+    client = ChatClient.builder(model()).build()
+    with pytest.raises(RunPausedError) as caught:
+        client.prompt('pay').tools(transfer).stream().collect()
+    assert caught.value.text == 'Sending it now.'
+    assert [(p.id, p.name) for p in caught.value.state.pending] == [('c1', 'transfer')]
+    assert str(caught.value) == (
+        'the run paused for decisions on 1 tool call(s) (transfer): resume it with client.resume(error.state, decisions)'
+    )
+    assert client.resume(caught.value.state, {'c1': Approve()}).tools(transfer).stream().collect() == 'All sent.'
+
+    async def paused_async() -> RunPausedError:
+        other = ChatClient.builder(model()).build()
+        try:
+            await other.prompt('pay').tools(transfer).stream().acollect()
+        except RunPausedError as exc:
+            return exc
+        raise AssertionError('acollect() returned on a paused run')
+
+    assert asyncio.run(paused_async()).state.pending[0].arguments == {'amount': 5, 'to': 'al'}
 
 
 def test_tool_search_finds_survive_the_pause(run_loop):

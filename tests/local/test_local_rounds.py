@@ -205,14 +205,16 @@ def test_prepared_answer_round_and_caller_settings() -> None:
 class FakeChat:
     """Stands in for the OpenAIChatModel behind a LocalChatModel: replies with ``text``."""
 
-    def __init__(self, *texts: str) -> None:
+    def __init__(self, *texts: str, finish_reason: str = 'stop') -> None:
         self.texts = list(texts)
+        self.finish_reason = finish_reason
         self.prompts: list[Prompt] = []
 
     def call(self, prompt: Prompt) -> ChatResponse:
         self.prompts.append(prompt)
         text = self.texts.pop(0)
-        return ChatResponse((Generation(AssistantMessage(text), 'stop'),), id='r1', model='m', usage=Usage(10, 1, 11))
+        generation = Generation(AssistantMessage(text), self.finish_reason)
+        return ChatResponse((generation,), id='r1', model='m', usage=Usage(10, 1, 11))
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         return self.call(prompt)
@@ -224,10 +226,10 @@ class FakeChat:
         pass
 
 
-def fake_model(*texts: str) -> LocalChatModel:
+def fake_model(*texts: str, finish_reason: str = 'stop') -> LocalChatModel:
     model = LocalChatModel()
     model._handle.server = object()  # "running": requests go to the fake chat
-    model._handle.chat = FakeChat(*texts)  # type: ignore[assignment]
+    model._handle.chat = FakeChat(*texts, finish_reason=finish_reason)  # type: ignore[assignment]
     return model
 
 
@@ -266,6 +268,10 @@ def test_a_call_round_reply_becomes_tool_calls() -> None:
         ('It is 3 C.<end_of_turn>junk', 'It is 3 C.', False),
         ('Weather in Oslo?', '3 C, snow', True),  # an echo of the question restates nothing
         ('', '3 C, snow', True),
+        ('It is very very cold and snow.', 'It is very very cold and snow.', False),
+        # a small model's loop (seen with the embedded model after a tool error), even when it restates a result
+        ('You have snow: https: https: https: https:', '3 C, snow', True),
+        ('Snow, snow; SNOW in Oslo.', '3 C, snow', True),
     ],
 )
 def test_an_answer_is_clean_and_restates_the_results(reply: str, answer: str, fallback: bool) -> None:
@@ -274,6 +280,18 @@ def test_an_answer_is_clean_and_restates_the_results(reply: str, answer: str, fa
         assert response.text == answer
         assert response.result is not None and response.result.metadata.get(FALLBACK_KEY, False) is fallback
         assert response.result.metadata[ROUND_KEY] == 'answer'
+
+
+def test_an_answer_cut_at_the_token_limit_is_replaced_by_the_results() -> None:
+    model = fake_model('There is snow in', 'There is snow in', 'There is snow in', finish_reason='length')
+    for response in three_ways(model, Prompt(after_call('get_weather', '3 C,\n snow'), options())):
+        assert response.text == '3 C, snow'
+        assert response.result is not None and response.result.metadata[FALLBACK_KEY] is True
+        assert response.result.finish_reason == 'stop'  # the text given is whole
+    # without tool results there is nothing to fall back on: the cut answer is given as it is
+    cut = fake_model('Hello there', finish_reason='length').call(Prompt.of('Hello', ChatOptions()))
+    assert cut.text == 'Hello there' and cut.result is not None and cut.result.finish_reason == 'length'
+    assert FALLBACK_KEY not in cut.result.metadata
 
 
 def test_an_answer_must_restate_every_result() -> None:

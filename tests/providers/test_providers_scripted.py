@@ -73,6 +73,13 @@ def test_tool_call_response_helper() -> None:
     assert response.text == ''
 
 
+def test_tool_call_response_names_arguments_of_a_wrong_type() -> None:
+    with pytest.raises(TypeError, match=r'^arguments must be a mapping or JSON text \(str\), not list$'):
+        ScriptedChatModel.tool_call_response('add', [1, 2])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r'^more\[1\] arguments must be a mapping or JSON text \(str\), not int$'):
+        ScriptedChatModel.tool_call_response('add', {}, more=[('a', '{}'), ('b', 3)])  # type: ignore[list-item]
+
+
 def test_stream_text_then_final_chunk_with_usage() -> None:
     usage = ScriptedChatModel.usage(30, 6, prompt_tokens_details={'cached_tokens': 10})
     model = ScriptedChatModel([ScriptedChatModel.text_response('It is 18 C in Paris today.', usage=usage)])

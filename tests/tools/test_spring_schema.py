@@ -290,7 +290,10 @@ class Weather:
         lambda: MethodToolCallback(Weather.forecast),
         lambda: ToolCallbacks.from_(Weather.forecast),
         lambda: FunctionToolCallback.builder('forecast', Weather.forecast),
-        lambda: ChatClient.create(ScriptedChatModel([])).prompt('q').tools(Weather.forecast).call(),
+        # the chat client checks functions where they are given, before any request runs
+        lambda: ChatClient.create(ScriptedChatModel([])).prompt('q').tools(Weather.forecast),
+        lambda: ChatClient.create(ScriptedChatModel([])).prompt('q').tools([[Weather.forecast]]),
+        lambda: ChatClient.builder(ScriptedChatModel([])).default_tools(Weather.forecast),
     ],
 )
 def test_unbound_method_is_rejected_with_a_clear_error(make):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 import tempfile
 import threading
 import time
@@ -140,12 +141,23 @@ def _fallback(plan: RoundPlan) -> str:
     return ' '.join(' '.join(r.split()) for r in plan.results if r.strip())
 
 
+_LOOP = re.compile(r'(?:^|[\s,;:])([^\s,;:.!?]+)(?:[\s,;:]+\1(?=[\s,;:.!?]|$)){2}', re.IGNORECASE)
+"""One word three times in a row (``'https: https: https:'``): a small model's loop, not a sentence."""
+
+
+def _sentence(text: str, finish_reason: str | None) -> bool:
+    """Whether an answer round wrote one whole sentence: not cut at the token limit, no word looping."""
+    return bool(text) and finish_reason != 'length' and _LOOP.search(text) is None
+
+
 def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
     """The response as the round's kind allows: tool calls parsed from the text, or a clean, grounded answer.
 
     A call round's ``<tool_call>`` blocks become tool calls (finish ``tool_calls``). An answer that is
-    empty, or restates nothing of one of the tool results (:func:`mentions_results`; two cities, two
-    results), becomes the results' text with ``{FALLBACK_KEY: True}`` in the generation's metadata.
+    not one whole sentence (empty, cut at the token limit, or one word three times in a row: a loop),
+    or restates nothing of one of the tool results (:func:`mentions_results`; two cities, two
+    results), becomes the results' text (finish ``stop``) with ``{FALLBACK_KEY: True}`` in the
+    generation's metadata.
     """
     generation = response.result
     if plan.kind == 'open' or generation is None:
@@ -159,10 +171,13 @@ def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
         finish = 'tool_calls'
     else:
         text = clean_answer(generation.output.text)
-        grounded = text and all(mentions_results(text, (r,), plan.question, plan.earlier) for r in plan.results)
+        grounded = _sentence(text, finish) and all(
+            mentions_results(text, (r,), plan.question, plan.earlier) for r in plan.results
+        )
         if plan.results and not grounded and _fallback(plan):
             text = _fallback(plan)
             metadata[FALLBACK_KEY] = True
+            finish = 'stop'
         output = AssistantMessage(text, (), generation.output.metadata)
     return dataclasses.replace(response, generations=(Generation(output, finish, metadata),))
 
@@ -239,8 +254,9 @@ class LocalChatModel:
       a call round over the other offered tools (the tool-search flow: search, then call the found
       tool). An answer is one sentence of plain text (no ``<``: no tool markup, no special token)
       made of the conversation's words (question, tool results, earlier turns) and common ones, so it
-      invents no figure and carries no stray token. An answer that restates nothing of one of the
-      results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
+      invents no figure and carries no stray token. An answer that is not one whole sentence (cut at
+      the token limit, or one word three times in a row: a small model's loop) or restates nothing of
+      one of the results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
       (``'localToolResponseFallback'``) in the generation's metadata;
     - without tools: an answer round (no results to restate);
     - structured output (``output_schema``, as ``entity()`` asks): the tools are called as above,

@@ -157,6 +157,9 @@ class ScriptedChatModel:
             more: Further ``(name, arguments)`` calls in the same turn (parallel calls).
             finish_reason: Finish reason of the generation.
             model: Reported model name.
+
+        Raises:
+            TypeError: an ``arguments`` is neither a mapping nor a ``str`` (the position is named).
         """
         calls = [(name, arguments), *more]
         tool_calls = tuple(
@@ -164,7 +167,7 @@ class ScriptedChatModel:
                 id=(id if i == 0 and id is not None else f'call_{next(_ids)}'),
                 type='function',
                 name=n,
-                arguments=a if isinstance(a, str) else orjson.dumps(dict(a)).decode(),
+                arguments=_argument_text(a, 'arguments' if i == 0 else f'more[{i - 1}] arguments'),
             )
             for i, (n, a) in enumerate(calls)
         )
@@ -174,3 +177,16 @@ class ScriptedChatModel:
             model=model,
             usage=usage,
         )
+
+
+def _argument_text(arguments: object, where: str) -> str:
+    """A scripted call's argument text: a ``str`` as it is, a mapping as JSON.
+
+    Raises:
+        TypeError: ``arguments`` is neither (``where`` names it).
+    """
+    if isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, Mapping):
+        return orjson.dumps(dict(arguments)).decode()
+    raise TypeError(f'{where} must be a mapping or JSON text (str), not {type(arguments).__name__}')

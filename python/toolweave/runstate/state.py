@@ -109,6 +109,27 @@ class RunStateNotFoundError(RunStateError, LookupError):
         self.run_id = run_id
 
 
+class RunPausedError(RuntimeError):
+    """A stream's ``collect()``/``acollect()`` ended in a pause for decisions on tool calls, not in an answer.
+
+    Those helpers return only text, so the pause is raised with what resuming needs; ``call()`` and
+    ``stream().events()`` give the pause as a value instead (``response.is_paused()``, ``ApprovalRequested``).
+
+    Attributes:
+        state: The paused run's state: ``client.resume(error.state, decisions)`` continues it.
+        text: The text the stream delivered before it paused (often ``''``).
+    """
+
+    def __init__(self, state: RunState, text: str = '') -> None:
+        names = ', '.join(dict.fromkeys(call.name for call in state.pending))
+        super().__init__(
+            f'the run paused for decisions on {len(state.pending)} tool call(s) ({names}): resume it with '
+            'client.resume(error.state, decisions)'
+        )
+        self.state = state
+        self.text = text
+
+
 class UnknownToolCallError(RunStateError):
     """Decisions name calls that are not pending in the run.
 
