@@ -276,9 +276,8 @@ class ChatClientRequestSpec:
         """Add tools: ``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers, lists.
 
         Raises:
-            TypeError: a tool is ``None``, or a function is an unbound method (``Class.method``) or has
-                parameters no JSON Schema describes (functions are checked here; objects and providers
-                when the request runs).
+            TypeError: a tool is ``None`` or an unbound method (``Class.method``); other problems (say,
+                parameters no JSON Schema describes) when the request runs.
         """
         _no_none(tools, 'tools')
         _check_functions(tools)
@@ -635,19 +634,20 @@ def _callbacks_of(tools: list[object]) -> tuple[ToolCallback, ...]:
 
 
 def _check_functions(tools: Iterable[object]) -> None:
-    """Make the callbacks of the plain functions among ``tools`` (nested lists too) now, so a bad one fails early.
+    """Reject an unbound method (``Class.method``) among ``tools`` (nested lists too) where it is given.
 
-    It fails where it is given, not when the request runs; the callbacks are cached (:func:`_function_callbacks`),
-    so the request reuses them.
+    Only that: a function's schema is made when the request runs (its type hints may name classes defined later).
 
     Raises:
-        TypeError: an unbound method, or parameters no JSON Schema describes (:func:`to_tool_callbacks`).
+        TypeError: an unbound method (:func:`~toolweave.tools.method.check_not_unbound_method`).
     """
+    from toolweave.tools.method import check_not_unbound_method
+
     for item in tools:
         if isinstance(item, (list, tuple)):
             _check_functions(item)
         elif inspect.isfunction(item):
-            _function_callbacks(item)
+            check_not_unbound_method(item)
 
 
 @functools.lru_cache(maxsize=256)

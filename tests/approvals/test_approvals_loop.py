@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 from typing import Any
 
 import orjson
@@ -500,6 +502,10 @@ def test_collect_raises_the_pause_with_the_state_and_the_text_so_far():
     assert str(caught.value) == (
         'the run paused for decisions on 1 tool call(s) (transfer): resume it with client.resume(error.state, decisions)'
     )
+    caught.value.add_note('a note')
+    for again in (pickle.loads(pickle.dumps(caught.value)), copy.copy(caught.value), copy.deepcopy(caught.value)):
+        assert type(again) is RunPausedError and str(again) == str(caught.value)  # crosses processes whole
+        assert (again.state, again.text, again.__notes__) == (caught.value.state, 'Sending it now.', ['a note'])
     assert client.resume(caught.value.state, {'c1': Approve()}).tools(transfer).stream().collect() == 'All sent.'
 
     async def paused_async() -> RunPausedError:

@@ -270,8 +270,9 @@ def test_a_call_round_reply_becomes_tool_calls() -> None:
         ('', '3 C, snow', True),
         ('It is very very cold and snow.', 'It is very very cold and snow.', False),
         # a small model's loop (seen with the embedded model after a tool error), even when it restates a result
-        ('You have snow: https: https: https: https:', '3 C, snow', True),
-        ('Snow, snow; SNOW in Oslo.', '3 C, snow', True),
+        ('You have snow: https: https: https: https: https: https:', '3 C, snow', True),
+        ('Snow, snow; SNOW snow snow in Oslo.', '3 C, snow', True),
+        ('Snow, snow; SNOW in Oslo at 3:3:3, 3, 3, 3.', 'Snow, snow; SNOW in Oslo at 3:3:3, 3, 3, 3.', False),
     ],
 )
 def test_an_answer_is_clean_and_restates_the_results(reply: str, answer: str, fallback: bool) -> None:
@@ -280,6 +281,27 @@ def test_an_answer_is_clean_and_restates_the_results(reply: str, answer: str, fa
         assert response.text == answer
         assert response.result is not None and response.result.metadata.get(FALLBACK_KEY, False) is fallback
         assert response.result.metadata[ROUND_KEY] == 'answer'
+
+
+@pytest.mark.parametrize(
+    ('text', 'whole'),
+    [
+        ('It is 10:10:10 in Oslo.', True),  # numbers never loop
+        ('Use a 1:1:1 ratio of cement, sand and gravel.', True),
+        ('The drone is docked at base, at 0, 0, 0, 0, 0.', True),
+        ('Flights to Bora Bora, Bora Bora airport is open.', True),  # a name said twice
+        ('Go go go go!', True),
+        ('Go go go go go!', False),
+        ('You have a request to the URL: https: https: https: https: https:', False),
+        ('xhttps https https https https.', True),  # four in a row, a fifth only inside another word
+        ('', False),
+    ],
+)
+def test_a_loop_is_one_word_five_times_in_a_row(text: str, whole: bool) -> None:
+    from toolweave.providers.local import _sentence
+
+    assert _sentence(text, 'stop') is whole
+    assert _sentence(text, 'length') is False  # cut at the token limit: never whole
 
 
 def test_an_answer_cut_at_the_token_limit_is_replaced_by_the_results() -> None:

@@ -301,6 +301,25 @@ def test_unbound_method_is_rejected_with_a_clear_error(make):
         make()
 
 
+def test_a_function_may_be_given_before_the_types_its_hints_name():
+    def book(trip: 'LaterTrip') -> str:  # type: ignore[name-defined]  # noqa: F821  (defined later, as in a module)
+        return f'booked {trip["city"]}'
+
+    client = ChatClient.builder(
+        ScriptedChatModel(
+            [
+                ScriptedChatModel.tool_call_response('book', {'trip': {'city': 'Rome'}}),
+                ScriptedChatModel.text_response('done'),
+            ]
+        )
+    ).default_tools(book)  # the schema is made when the request runs
+    globals()['LaterTrip'] = TypedDict('LaterTrip', {'city': str})
+    try:
+        assert client.build().prompt('go').call().content() == 'done'
+    finally:
+        del globals()['LaterTrip']
+
+
 def test_bound_method_and_instance_still_work():
     assert MethodToolCallback(Weather().forecast).call('{"city": "Oslo"}') == 'sunny in Oslo'
     (callback,) = ToolCallbacks.from_(Weather())

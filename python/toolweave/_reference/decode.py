@@ -58,7 +58,7 @@ import copy
 import enum
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from toolweave._reference.json import parse_arguments
@@ -368,63 +368,64 @@ class _Lookup(_Node):
         return self.table[type(value), value]
 
 
-class _List(_Node):
-    __slots__ = ('item', 'max_length', 'min_length')
+class _Sized(_Node):
+    """A list or dict of one inner node, with length bounds: ``check`` and ``judge`` of both (one place)."""
 
-    def __init__(self, item: _Node, min_length: int, max_length: int | None) -> None:
-        self.item, self.min_length, self.max_length = item, min_length, max_length
+    __slots__ = ('inner', 'max_length', 'min_length')
+    kind: type[list[Any] | dict[Any, Any]]
+    type_error: str
+
+    def __init__(self, inner: _Node, min_length: int, max_length: int | None) -> None:
+        self.inner, self.min_length, self.max_length = inner, min_length, max_length
+
+    @staticmethod
+    def entries(value: Any) -> Iterable[tuple[Any, Any]]:
+        """``(location key, item)`` of each entry of ``value``."""
+        raise NotImplementedError
 
     def check(self, value: Any, depth: int) -> bool:
         if (
-            type(value) is not list
+            type(value) is not self.kind
             or depth >= MAX_DEPTH
             or not _size_fits(len(value), self.min_length, self.max_length)
         ):
             return False
-        check, depth = self.item.check, depth + 1
-        return all(check(item, depth) for item in value)
+        check, depth = self.inner.check, depth + 1
+        return all(check(item, depth) for _, item in self.entries(value))
 
     def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
-        if type(value) is not list:
-            found.append(('list_type', loc))
+        if type(value) is not self.kind:
+            found.append((self.type_error, loc))
             return True
         if depth >= MAX_DEPTH or not _size_fits(len(value), self.min_length, self.max_length):
             return False
-        judge = self.item.judge
-        return all(judge(item, depth + 1, (*loc, at), found) for at, item in enumerate(value))
+        judge = self.inner.judge
+        return all(judge(item, depth + 1, (*loc, at), found) for at, item in self.entries(value))
+
+
+class _List(_Sized):
+    __slots__ = ()
+    kind, type_error = list, 'list_type'
+
+    @staticmethod
+    def entries(value: Any) -> Iterable[tuple[Any, Any]]:
+        return enumerate(value)
 
     def build(self, value: Any) -> Any:
-        build = self.item.build
+        build = self.inner.build
         return [build(item) for item in value]
 
 
-class _Dict(_Node):
-    __slots__ = ('max_length', 'min_length', 'values')
+class _Dict(_Sized):
+    __slots__ = ()
+    kind, type_error = dict, 'dict_type'
 
-    def __init__(self, values: _Node, min_length: int, max_length: int | None) -> None:
-        self.values, self.min_length, self.max_length = values, min_length, max_length
-
-    def check(self, value: Any, depth: int) -> bool:
-        if (
-            type(value) is not dict
-            or depth >= MAX_DEPTH
-            or not _size_fits(len(value), self.min_length, self.max_length)
-        ):
-            return False
-        check, depth = self.values.check, depth + 1
-        return all(check(item, depth) for item in value.values())
-
-    def judge(self, value: Any, depth: int, loc: tuple[Any, ...], found: _Found) -> bool:
-        if type(value) is not dict:
-            found.append(('dict_type', loc))
-            return True
-        if depth >= MAX_DEPTH or not _size_fits(len(value), self.min_length, self.max_length):
-            return False
-        judge = self.values.judge
-        return all(judge(item, depth + 1, (*loc, key), found) for key, item in value.items())
+    @staticmethod
+    def entries(value: Any) -> Iterable[tuple[Any, Any]]:
+        return value.items()  # type: ignore[no-any-return]
 
     def build(self, value: Any) -> Any:
-        build = self.values.build
+        build = self.inner.build
         return {key: build(item) for key, item in value.items()}
 
 

@@ -141,8 +141,9 @@ def _fallback(plan: RoundPlan) -> str:
     return ' '.join(' '.join(r.split()) for r in plan.results if r.strip())
 
 
-_LOOP = re.compile(r'(?:^|[\s,;:])([^\s,;:.!?]+)(?:[\s,;:]+\1(?=[\s,;:.!?]|$)){2}', re.IGNORECASE)
-"""One word three times in a row (``'https: https: https:'``): a small model's loop, not a sentence."""
+_LOOP = re.compile(r'(?<![^\W\d_])([^\W\d_]{2,})(?:[\s,;:]+\1(?![^\W\d_])){4}', re.IGNORECASE)
+"""One word of letters five times in a row (``'https: https: https: https: https:'``): a small model's loop, not a
+sentence. Numbers never count (``10:10:10``, ``0, 0, 0``), nor a name said twice (``Bora Bora``)."""
 
 
 def _sentence(text: str, finish_reason: str | None) -> bool:
@@ -154,7 +155,7 @@ def _finish(plan: RoundPlan, response: ChatResponse) -> ChatResponse:
     """The response as the round's kind allows: tool calls parsed from the text, or a clean, grounded answer.
 
     A call round's ``<tool_call>`` blocks become tool calls (finish ``tool_calls``). An answer that is
-    not one whole sentence (empty, cut at the token limit, or one word three times in a row: a loop),
+    not one whole sentence (empty, cut at the token limit, or one word five times in a row: a loop),
     or restates nothing of one of the tool results (:func:`mentions_results`; two cities, two
     results), becomes the results' text (finish ``stop``) with ``{FALLBACK_KEY: True}`` in the
     generation's metadata.
@@ -255,7 +256,7 @@ class LocalChatModel:
       tool). An answer is one sentence of plain text (no ``<``: no tool markup, no special token)
       made of the conversation's words (question, tool results, earlier turns) and common ones, so it
       invents no figure and carries no stray token. An answer that is not one whole sentence (cut at
-      the token limit, or one word three times in a row: a small model's loop) or restates nothing of
+      the token limit, or one word five times in a row: a small model's loop) or restates nothing of
       one of the results is replaced by the results' text, with ``{FALLBACK_KEY: True}``
       (``'localToolResponseFallback'``) in the generation's metadata;
     - without tools: an answer round (no results to restate);

@@ -129,6 +129,10 @@ class RunPausedError(RuntimeError):
         self.state = state
         self.text = text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle/copy rebuild from the state and text (the default gives ``args``, the message only)
+        return type(self), (self.state, self.text), self.__dict__ or None
+
 
 class UnknownToolCallError(RunStateError):
     """Decisions name calls that are not pending in the run.

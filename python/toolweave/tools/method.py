@@ -527,7 +527,7 @@ class MethodToolCallback:
             except pydantic.ValidationError as exc:
                 filled = fill_missing_nullable(param.adapter, raw[param.name], exc) if param.name in raw else None
                 if filled is None:
-                    problems.extend(_describe(param.name, error) for error in exc.errors(include_url=False))
+                    problems.extend(_with_nested_extras(param.name, exc.errors(include_url=False), one_step))
                     continue
                 values[param.name] = filled[0]
             except KeyError:
@@ -538,7 +538,7 @@ class MethodToolCallback:
         if passed:
             found = self._repeated_key_problems(text, passed.keys(), raw)
             for name, at in reversed(passed.items()):
-                problems[at:at] = found.get(name, ())
+                problems[at:at] = found.get(name) or _with_nested_extras(name, [], one_step)
         sent = {name: value for name, value in values.items() if name in raw}
         for location, reason in number_problems(sent, {name: raw[name] for name in sent}):
             problems.append(f'{dotted(location)}: {reason}')
@@ -676,6 +676,31 @@ def _takes_none(adapter: pydantic.TypeAdapter[Any], value: Any, location: tuple[
 
 def _describe(name: str, error: Any) -> str:
     return f'{dotted((name, *error["loc"]))}: {number_message(error)}'
+
+
+def _with_nested_extras(name: str, errors: list[Any], one_step: Collection[pydantic_core.ErrorDetails]) -> list[str]:
+    """The problems of parameter ``name``: its own ``errors`` (the slow path's), with the one-step's extras below it.
+
+    A TypedDict inside the arguments inherits their ``extra='forbid'`` in the one-step validation (the schema says
+    ``additionalProperties: false``), while the parameter's own adapter ignores extras: its extras are taken from
+    ``one_step``, in that validation's order (pydantic's), each of ``errors`` at the place of the one-step error
+    at its location (the rest last).
+    """
+    own = [error for error in one_step if len(error['loc']) > 1 and error['loc'][0] == name]
+    if not any(error['type'] == 'extra_forbidden' for error in own):
+        return [_describe(name, error) for error in errors]
+    pending = list(errors)
+    problems: list[str] = []
+    for error in own:
+        if error['type'] == 'extra_forbidden':
+            problem = f'{dotted(error["loc"])}: {error["msg"]}'
+            if problem not in problems:  # one error per pair of a repeated key: named once
+                problems.append(problem)
+            continue
+        here = [mine for mine in pending if tuple(mine['loc']) == error['loc'][1:]]
+        problems.extend(_describe(name, mine) for mine in here)
+        pending = [mine for mine in pending if mine not in here]
+    return problems + [_describe(name, mine) for mine in pending]
 
 
 class _Repeated(dict[str, Any]):
