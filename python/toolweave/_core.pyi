@@ -498,3 +498,13 @@ class SchemaValidator:
             SchemaValidationError: the object is invalid.
             TypeError: ``data`` is not str or bytes.
         """
+    def check_json(self, data: str | bytes, *, int64: bool = False) -> Any:
+        """:meth:`validate_json` that returns the failures instead of raising them.
+
+        Returns:
+            The parsed ``dict`` when valid; else the list ``SchemaValidationError.errors`` would hold (one
+            ``{'pointer', 'keyword', 'message'}`` dict per failure, never empty), without building the error.
+
+        Raises:
+            ToolArgumentsError, ValueError, TypeError: as :meth:`validate_json`.
+        """

@@ -333,6 +333,9 @@ fn validation_error(py: Python<'_>, issues: &[validate::Issue]) -> PyErr {
     build().unwrap_or_else(|e| e)
 }
 
+/// A parsed value and the schema's verdict: the value when valid, else its issues.
+type Judged<'py> = Result<Bound<'py, PyAny>, Vec<validate::Issue>>;
+
 /// A compiled JSON Schema (`jsonschema` crate; no network or file access for `$ref`).
 #[pyclass(module = "toolweave._core", frozen)]
 pub struct SchemaValidator {
@@ -358,18 +361,18 @@ impl SchemaValidator {
             .map_or(plan::Verdict::Unsure, |p| p.check(parsed))
     }
 
-    /// The end of `validate_json` for a parsed dict (`plain`: as [`objects::plain`] finds it): accepted at once on the plan's `Accept`,
-    /// else the crate decides (straight to its error list on `Reject`: no error means valid).
+    /// The end of `validate_json` for a parsed dict (`plain`: as [`objects::plain`] finds it): the
+    /// dict when valid, else the crate's issues. Accepted at once on the plan's `Accept`, else the
+    /// crate decides (straight to its error list on `Reject`: no error means valid).
     fn validate_parsed<'py>(
         &self,
-        py: Python<'py>,
         parsed: Bound<'py, PyAny>,
         plain: bool,
         int64: bool,
         verdict: plan::Verdict,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Judged<'py>> {
         if verdict == plan::Verdict::Accept {
-            return Ok(parsed);
+            return Ok(Ok(parsed));
         }
         // Parsed once: a plain tree (every int within i64, so `int64` has nothing to find) is
         // validated as it is; other numbers go through the conversion, which refuses or keeps them.
@@ -380,38 +383,42 @@ impl SchemaValidator {
             {
                 let node = objects::PyNode::new(parsed.clone());
                 if verdict == plan::Verdict::Unsure && v.is_valid(node.clone()) {
-                    return Ok(parsed);
+                    return Ok(Ok(parsed));
                 }
                 let issues = v.issues(node);
-                if issues.is_empty() {
-                    return Ok(parsed);
-                }
-                return Err(validation_error(py, &issues));
+                return Ok(if issues.is_empty() {
+                    Ok(parsed)
+                } else {
+                    Err(issues)
+                });
             }
         }
         let value = value_of(&parsed, "instance")?;
         if int64 && validate::beyond_int64(&value) {
             return Err(PyValueError::new_err(validate::BEYOND_INT64));
         }
-        self.check(py, &value)?;
-        Ok(parsed)
+        Ok(if self.inner.is_valid(&value) {
+            Ok(parsed)
+        } else {
+            Err(self.inner.issues(&value))
+        })
     }
 
-    /// `validate_json`, with the accept plan's verdict first when `planned` (else the crate alone).
+    /// `validate_json`'s work, with the accept plan's verdict first when `planned` (else the crate alone).
     fn parse_and_validate<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
         int64: bool,
         planned: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Judged<'py>> {
         let (parsed, plain) = parse_text(py, data)?;
         let verdict = if planned {
             self.verdict(py, parsed.as_any())
         } else {
             plan::Verdict::Unsure
         };
-        self.validate_parsed(py, parsed.into_any(), plain, int64, verdict)
+        self.validate_parsed(parsed.into_any(), plain, int64, verdict)
     }
 
     fn check(&self, py: Python<'_>, value: &Value) -> PyResult<()> {
@@ -474,7 +481,23 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.parse_and_validate(py, data, int64, true)
+        self.parse_and_validate(py, data, int64, true)?
+            .map_err(|issues| validation_error(py, &issues))
+    }
+
+    /// `validate_json` that returns the failures (the list `SchemaValidationError.errors` would hold)
+    /// instead of raising them: the parsed dict when valid, else that list (never empty).
+    #[pyo3(signature = (data, *, int64 = false))]
+    fn check_json<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        int64: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.parse_and_validate(py, data, int64, true)? {
+            Ok(parsed) => Ok(parsed),
+            Err(issues) => Ok(issue_dicts(py, &issues)?.into_any()),
+        }
     }
 
     /// `validate_json` without the accept plan: the crate alone (for tests comparing both).
@@ -485,7 +508,8 @@ impl SchemaValidator {
         data: &Bound<'py, PyAny>,
         int64: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.parse_and_validate(py, data, int64, false)
+        self.parse_and_validate(py, data, int64, false)?
+            .map_err(|issues| validation_error(py, &issues))
     }
 
     /// The accept plan's verdict on a parsed value (`'accept'`, `'reject'` or `'unsure'`), or

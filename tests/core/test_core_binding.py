@@ -23,6 +23,7 @@ import pytest
 import toolweave.tools.schema as schema_module
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.binding import slow_path
 from support.schema_functions import SNAPSHOT_FUNCTIONS
 from toolweave._native import SchemaValidator, parse_arguments
 from toolweave.exceptions import (
@@ -35,7 +36,6 @@ from toolweave.tools import FunctionToolCallback, MethodToolCallback
 from toolweave.tools._numbers import (
     bounded_integers,
     checked_validator,
-    extended_arguments,
     number_problems,
     schema_problems,
     written_failures,
@@ -141,19 +141,6 @@ def outcome(run: Any) -> tuple[str, Any]:
         return 'ok', run()
     except ToolExecutionError as exc:
         return 'error', str(exc)
-
-
-def slow_path(callback: MethodToolCallback, text: str) -> Any:
-    """What ``_values`` does when the one-step validation cannot decide."""
-    try:
-        raw = parse_arguments(text)
-    except ToolArgumentsError as exc:
-        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
-        if extended is None:
-            message = f"Invalid arguments for tool '{callback.tool_definition.name}': {exc}"
-            raise ToolExecutionError(callback.tool_definition, exc, message) from exc
-        raw = extended
-    return callback._validate(raw)
 
 
 CALLBACK = MethodToolCallback(shapes)
@@ -312,11 +299,12 @@ def test_raw_schema_decoding_with_int64_equals_validate_then_walk(arguments: dic
 
 
 def raw_tool_decode(text: str) -> Any:
-    """What the raw-schema tool's call path decodes (``_validate``, its ``ValueError`` to ``_recover``), unwrapped."""
+    """What the raw-schema tool's call path decodes (``_validate``, its failures or ``ValueError`` to ``_recover``)."""
     assert RAW_TOOL._validate is not None and RAW_TOOL._recover is not None
     try:
-        return RAW_TOOL._validate(text, int64=True)
+        checked = RAW_TOOL._validate(text, int64=True)
     except ToolArgumentsError:
         raise
     except ValueError as exc:
         return RAW_TOOL._recover(text, exc)
+    return RAW_TOOL._recover(text, checked) if type(checked) is list else checked

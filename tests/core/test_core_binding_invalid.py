@@ -16,10 +16,9 @@ import pydantic
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolweave._native import parse_arguments
-from toolweave.exceptions import ToolArgumentsError, ToolExecutionError
+from support.binding import slow_path
+from toolweave.exceptions import ToolExecutionError
 from toolweave.tools import MethodToolCallback
-from toolweave.tools._numbers import extended_arguments
 from toolweave.tools.schema import function_schema
 
 
@@ -43,18 +42,6 @@ TOOL = MethodToolCallback(place)
 GOOD_ORDER = {'customer': 'Ada', 'items': [{'sku': 'A', 'quantity': 1, 'price': 9.5}]}
 
 
-def slow_path(text: str) -> Any:
-    try:
-        raw = parse_arguments(text)
-    except ToolArgumentsError as exc:
-        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
-        if extended is None:
-            message = f"Invalid arguments for tool '{TOOL.tool_definition.name}': {exc}"
-            raise ToolExecutionError(TOOL.tool_definition, exc, message) from exc
-        raw = extended
-    return TOOL._validate(raw)
-
-
 def outcome(run: Any) -> tuple[str, Any]:
     try:
         return 'ok', run()
@@ -72,13 +59,13 @@ def test_an_invalid_order_is_answered_without_the_slow_path() -> None:
     with slow, pytest.raises(ToolExecutionError) as info:
         TOOL.call(json.dumps(bad))
     assert 'order.items.0.quantity: Input should be a valid integer' in str(info.value)
-    assert outcome(lambda: TOOL._values(json.dumps(bad))) == outcome(lambda: slow_path(json.dumps(bad)))
+    assert outcome(lambda: TOOL._values(json.dumps(bad))) == outcome(lambda: slow_path(TOOL, json.dumps(bad)))
 
 
 def test_a_parameter_that_validated_keeps_its_number_problems() -> None:
     bad = {'order': {**GOOD_ORDER, 'customer': 7}, 'priority': 2**64}
     message = outcome(lambda: TOOL._values(json.dumps(bad)))
-    assert message == outcome(lambda: slow_path(json.dumps(bad)))
+    assert message == outcome(lambda: slow_path(TOOL, json.dumps(bad)))
     assert message[0] == 'error' and 'order.customer: Input should be a valid string' in message[1]
     assert 'priority: Input should be an integer between -2**63 and 2**63 - 1' in message[1]
 
@@ -105,4 +92,4 @@ CALLS = st.fixed_dictionaries({'order': ORDERS}, optional={'priority': QUANTITIE
 @given(CALLS)
 def test_any_call_equals_the_slow_path(arguments: dict[str, Any]) -> None:
     text = json.dumps(arguments, allow_nan=False)  # strict JSON: the slow path would refuse `Infinity` as syntax
-    assert outcome(lambda: TOOL._values(text)) == outcome(lambda: slow_path(text))
+    assert outcome(lambda: TOOL._values(text)) == outcome(lambda: slow_path(TOOL, text))

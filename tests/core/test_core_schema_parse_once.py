@@ -150,6 +150,27 @@ def test_validate_json_rust_and_twin_agree(which, text, int64):
         assert sorted(e['pointer'] for e in rust[1][1]) == sorted(e['pointer'] for e in twin[1][1])
 
 
+def _checked(v: Any, data: str | bytes, int64: bool) -> tuple[str, Any]:
+    """``check_json``'s answer in :func:`_answer`'s form (its failures as the error ``validate_json`` raises)."""
+    try:
+        got = v.check_json(data, int64=int64)
+    except (ToolArgumentsError, ValueError) as exc:
+        return type(exc).__name__, str(exc)
+    if type(got) is list:
+        assert got  # never an empty list: that would read as no failure
+        return 'SchemaValidationError', ('; '.join(f'{e["pointer"] or "/"}: {e["message"]}' for e in got), got)
+    return 'ok', _shape(got)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(range(len(SCHEMAS))), any_texts, st.booleans(), st.booleans())
+def test_check_json_returns_what_validate_json_raises(which, text, int64, as_bytes):
+    data = text.encode() if as_bytes else text
+    for core in (rust_core, reference_core):
+        v = core.SchemaValidator(SCHEMAS[which])
+        assert _checked(v, data, int64) == _answer(v, data, int64)
+
+
 def test_validate_json_examples():
     v = rust_core.SchemaValidator(SCHEMAS[0])
     assert _shape(v.validate_json('{"note": null, "item": {"sku": "ab", "n": 1}, "item": {"sku": "cd"}}')) == [

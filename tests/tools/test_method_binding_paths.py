@@ -18,10 +18,9 @@ import pydantic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toolweave._native import parse_arguments
-from toolweave.exceptions import InvalidToolArgumentsError, ToolArgumentsError, ToolExecutionError
+from support.binding import slow_path
+from toolweave.exceptions import InvalidToolArgumentsError, ToolExecutionError
 from toolweave.tools import MethodToolCallback, ToolContext
-from toolweave.tools._numbers import extended_arguments
 from typing_extensions import TypedDict
 
 
@@ -52,19 +51,6 @@ def checkout_one(basket: Basket) -> str:
 
 def checkout_dicts(lines: list[LineDict]) -> str:
     return 'ok'
-
-
-def slow_path(tool: MethodToolCallback, text: str) -> Any:
-    """The specification: the core's strict parse, then each parameter validated on its own."""
-    try:
-        raw = parse_arguments(text)
-    except ToolArgumentsError as exc:
-        extended = extended_arguments(text)  # NaN/Infinity are read, and named as number problems
-        if extended is None:
-            message = f"Invalid arguments for tool '{tool.tool_definition.name}': {exc}"
-            raise ToolExecutionError(tool.tool_definition, exc, message) from exc
-        raw = extended
-    return tool._validate(raw)
 
 
 def outcome(run: Any) -> tuple[str, Any, Any]:

@@ -31,7 +31,7 @@ import functools
 import inspect
 import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pydantic
@@ -43,6 +43,7 @@ from toolweave.tools._numbers import (
     BOUND_ERRORS,
     NOT_FINITE,
     OUT_OF_RANGE,
+    Failure,
     Location,
     bounded_integers,
     checked_validator,
@@ -109,8 +110,9 @@ class FunctionToolCallback:
         self._metadata = metadata
         self._func = func
         self._decode = decode
-        # A raw schema: the core's validate_json called straight from _arguments (no decoder frame per call).
-        self._validate = None if schema is None else schema.validator.validate_json
+        # A raw schema: the core's check_json called straight from _arguments (no decoder frame per call; the
+        # failures of invalid arguments come back as a list, no exception built for them).
+        self._validate = None if schema is None else schema.validator.check_json
         self._recover = None if schema is None else schema.recover
         self._pass_context = pass_context
         self._converter = converter
@@ -205,10 +207,13 @@ class FunctionToolCallback:
         if not tool_input or tool_input.isspace():  # what `not tool_input.strip()` says, without copying the text
             raise ValueError('tool_input cannot be null or empty')
         validate, decode = self._validate, self._decode
-        failure: ValueError | None = None
+        failure: ValueError | list[Failure] | None = None
         try:
-            if validate is not None:  # a raw schema: valid arguments in one core call
-                args: tuple[Any, ...] = (validate(tool_input, int64=True),)
+            if validate is not None:  # a raw schema: valid arguments, or the schema's failures, in one core call
+                checked = validate(tool_input, int64=True)
+                if type(checked) is list:
+                    failure = checked
+                args: tuple[Any, ...] = (checked,)
             else:
                 args = () if decode is None else (decode(tool_input),)
         except ToolExecutionError:
@@ -514,10 +519,10 @@ def _parsed(text: str) -> Any:
 
 
 class _SchemaArguments(NamedTuple):
-    """A raw schema's argument decoding: ``validator.validate_json(text, int64=True)``, else ``recover``."""
+    """A raw schema's argument decoding: ``validator.check_json(text, int64=True)``, else ``recover``."""
 
     validator: SchemaValidator
-    recover: Callable[[str, ValueError], Any]
+    recover: Callable[[str, ValueError | list[Failure]], Any]
 
 
 def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> Callable[[str], Any]:
@@ -530,41 +535,48 @@ def _schema_decoder(definition: ToolDefinition, validator: SchemaValidator) -> C
 
     def decode(text: str) -> Any:
         # Accepted with int64: only finite numbers and signed 64-bit integers, nothing for a walk to find.
+        failure: ValueError | list[Failure]
         try:
-            return validator.validate_json(text, int64=True)
+            checked = validator.check_json(text, int64=True)
         except ToolArgumentsError:
             raise
         except ValueError as exc:
             failure = exc.with_traceback(None)  # its traceback holds this frame: a cycle (see _arguments)
+        else:
+            if type(checked) is not list:
+                return checked
+            failure = checked
         return recover(text, failure)  # outside the handler: nothing chained but the cause
 
     return decode
 
 
-def _schema_recovery(definition: ToolDefinition, validator: SchemaValidator) -> Callable[[str, ValueError], Any]:
-    """What follows a ``ValueError`` (not ``ToolArgumentsError``) from ``validator.validate_json(text, int64=True)``.
+def _schema_recovery(
+    definition: ToolDefinition, validator: SchemaValidator
+) -> Callable[[str, ValueError | list[Failure]], Any]:
+    """What follows failures or a ``ValueError`` (not ``ToolArgumentsError``) from ``validator.check_json(text, int64=True)``.
 
-    A ``SchemaValidationError`` (raised only when no integer is beyond int64: as without it) raises
-    ``ToolExecutionError`` (cause ``InvalidToolArgumentsError``, every failure as ``'<JSON pointer>: <reason>'``);
+    Failures (given only when no integer is beyond int64: as without it) raise ``ToolExecutionError`` (cause
+    ``InvalidToolArgumentsError``, every failure as ``'<JSON pointer>: <reason>'``);
     a number beyond int64 or one JSON Schema cannot hold is named precisely (or the value returned, when the
     schema bounds nothing there). ``validator`` is ``bounded_integers(definition.input_schema)``'s: a failure at a
     bound it added reads as :data:`OUT_OF_RANGE` (:func:`~toolweave.tools._numbers.schema_problems`).
     """
     as_written = written_failures(definition.input_schema)
 
-    def problems(exc: SchemaValidationError, text: str) -> list[str]:
-        return schema_problems(exc.errors, lambda: as_written(text))
+    def problems(failures: Sequence[Failure], text: str) -> list[str]:
+        return schema_problems(failures, lambda: as_written(text))
 
-    def recover(text: str, exc: ValueError) -> Any:
-        if isinstance(exc, SchemaValidationError):
-            raise invalid_arguments(definition, problems(exc, text))
+    def recover(text: str, failure: ValueError | list[Failure]) -> Any:
+        if type(failure) is list:
+            raise invalid_arguments(definition, problems(failure, text))
         return numbers(text)
 
     def numbers(text: str) -> Any:
         try:
             value = validator.validate_json(text)
         except SchemaValidationError as exc:
-            failures = problems(exc, text)
+            failures = problems(exc.errors, text)
         except ValueError as exc:  # the core refuses numbers JSON Schema cannot hold (infinite, beyond 64 bits)
             _check_numbers(definition, parse_arguments(text), _pointer, validator)
             failures = [f'/: {exc}']

@@ -125,14 +125,25 @@ class SchemaValidator:
 
         With ``int64``, an integer above ``2**63 - 1`` raises ``ValueError`` before validation.
         """
+        value, checked = self._parsed(data, int64)
+        self._raise(checked)
+        return value
+
+    def check_json(self, data: str | bytes, *, int64: bool = False) -> Any:
+        """:meth:`validate_json` that returns the failures (``SchemaValidationError.errors``) instead of raising them."""
+        value, checked = self._parsed(data, int64)
+        return value if self._is_valid(checked) else self._errors(checked)
+
+    @staticmethod
+    def _parsed(data: str | bytes, int64: bool) -> tuple[Any, Any]:
+        """``(value, checked copy)`` of ``data`` for :meth:`validate_json` (type, parse and number checks)."""
         if not isinstance(data, (str, bytes)):
             raise TypeError(f'validate_json() expects str or bytes, got {type(data).__name__}')
         value = parse_arguments(data)
         checked = _json_value(value, 'instance')  # checked as the Rust conversion checks it (64-bit ints)
         if int64 and _beyond_int64(checked):
             raise ValueError(BEYOND_INT64)
-        self._raise(checked)
-        return value
+        return value, checked
 
     def _raise(self, value: Any) -> None:
         if self._is_valid(value):
