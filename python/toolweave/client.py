@@ -169,7 +169,7 @@ class ChatClientBuilder:
         return self
 
     def default_tools(self, *tools: object) -> ChatClientBuilder:
-        """Tools of every request (anything ``.tools()`` accepts; its errors are raised here too)."""
+        """Tools of every request (anything ``.tools()`` accepts; an unbound method is refused here, as there)."""
         _no_none(tools, 'tools')
         _check_functions(tools)
         self._defaults = replace(self._defaults, tools=self._defaults.tools + tools)
